@@ -1,0 +1,1 @@
+"""Experiment runner: spec -> generated Tor networks -> simulations -> tables -> report."""

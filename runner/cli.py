@@ -1,0 +1,160 @@
+"""Command line: ``python -m runner <command> configs/<exp>.yaml``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from runner.collect import collect
+from runner.errors import PrerequisiteError, RunError, SpecError
+from runner.layout import Layout
+from runner.manifest import write_json_atomic
+from runner.prereqs import report as prereq_report
+from runner.regress import check_against, make_baseline
+from runner.report import write_report
+from runner.run import resolve_tools, run_experiment
+from runner.spec import Spec, load_spec
+from runner.tables import read_transfers
+
+
+def _layout(spec: Spec, args: argparse.Namespace) -> Layout:
+    return Layout(Path(args.results), spec.name)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    table, ok = prereq_report()
+    print(table)
+    if not ok:
+        print("\nSome prerequisites are missing; see README.md, 'Prerequisites'.")
+    return 0 if ok else 1
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    spec = load_spec(Path(args.spec))
+    runs = len(spec.variants) * len(spec.seeds)
+    print(f"{spec.path}: ok ({len(spec.variants)} variants x {len(spec.seeds)} seeds = {runs} runs)")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    spec = load_spec(Path(args.spec))
+    outcomes = run_experiment(spec, _layout(spec, args), sys.argv, jobs=args.jobs)
+    failed = [o for o in outcomes if o.status == "failed"]
+    for o in failed:
+        print(f"FAILED {o.variant}/seed-{o.seed}: {o.error}", file=sys.stderr)
+    print(f"{len(outcomes) - len(failed)}/{len(outcomes)} runs complete")
+    return 1 if failed else 0
+
+
+def cmd_collect(args: argparse.Namespace) -> int:
+    spec = load_spec(Path(args.spec))
+    layout = _layout(spec, args)
+    result = collect(spec, layout)
+    print(f"collected {result.runs} runs: {result.transfers} transfers, "
+          f"{result.circuits} circuits -> {layout.transfers_csv}, {layout.circuits_csv}")
+    return 0 if result.runs else 1
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    spec = load_spec(Path(args.spec))
+    result = write_report(spec, _layout(spec, args))
+    print(f"report: {result.path}")
+    for failure in result.failures:
+        print(f"CHECK FAILED: {failure}", file=sys.stderr)
+    return 0 if result.checks_passed else 1
+
+
+def cmd_experiment(args: argparse.Namespace) -> int:
+    run_code = cmd_run(args)
+    if cmd_collect(args) != 0:
+        return 1
+    compare_code = cmd_compare(args)
+    return run_code or compare_code
+
+
+def cmd_regress(args: argparse.Namespace) -> int:
+    spec = load_spec(Path(args.spec))
+    layout = _layout(spec, args)
+    if not args.skip_run:
+        code = cmd_experiment(args)
+        if code != 0:
+            print("regression: the experiment itself failed", file=sys.stderr)
+            return code
+    rows = read_transfers(layout.transfers_csv)
+    variants = [v.name for v in spec.variants]
+    baseline = Path(args.baseline)
+    if args.write:
+        tools = resolve_tools()
+        provenance = {"spec_sha256": spec.sha256, "versions": tools.versions}
+        write_json_atomic(baseline, make_baseline(rows, variants, spec.name, provenance))
+        print(f"wrote {baseline}")
+        return 0
+    if not baseline.is_file():
+        print(f"{baseline}: no such baseline (write one with --write)", file=sys.stderr)
+        return 1
+    verdicts = check_against(rows, variants, baseline)
+    for v in verdicts:
+        print(v.line())
+    bad = [v for v in verdicts if not v.ok]
+    print(f"regression: {len(verdicts) - len(bad)}/{len(verdicts)} metrics within tolerance")
+    return 1 if bad else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="runner", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def with_spec(name: str, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text)
+        p.add_argument("spec", help="experiment spec, e.g. configs/ci-small.yaml")
+        p.add_argument("--results", default="results", help="results root (default: results)")
+        return p
+
+    sub.add_parser("check", help="report which prerequisites are present").set_defaults(
+        func=cmd_check
+    )
+    with_spec("validate", "check a spec and exit").set_defaults(func=cmd_validate)
+    for name, func, text in (
+        ("run", cmd_run, "generate and simulate every run not yet complete"),
+        ("experiment", cmd_experiment, "run, collect and compare"),
+        ("regress", cmd_regress, "run the experiment and check it against a baseline"),
+    ):
+        p = with_spec(name, text)
+        p.add_argument("--jobs", type=int, default=None, help="runs at once (default: cores)")
+        p.set_defaults(func=func)
+        if name == "regress":
+            p.add_argument("--baseline", required=True, help="baseline JSON file")
+            p.add_argument("--write", action="store_true", help="write the baseline instead")
+            p.add_argument("--skip-run", action="store_true", help="use the collected tables")
+    with_spec("collect", "parse logs into transfers.csv and circuits.csv").set_defaults(
+        func=cmd_collect
+    )
+    with_spec("compare", "write the report from the collected tables").set_defaults(
+        func=cmd_compare
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+        return code
+    except SpecError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except PrerequisiteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
+    except RunError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""Collect every complete run's tgen and oniontrace logs into two tidy tables.
+
+``transfers.csv``: one row per finished transfer; ``circuits.csv``: one row
+per circuit built or failed. Times are seconds since the network started.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runner.layout import Layout
+from runner.manifest import STATUS_COMPLETE, read_manifest, run_status, write_manifest
+from runner.parse_oniontrace import parse_lines as parse_oniontrace
+from runner.parse_tgen import parse_lines as parse_tgen
+from runner.shadow_config import SHADOW_DATA
+from runner.spec import Spec
+
+TRANSFER_COLUMNS = [
+    "variant", "seed", "host", "class", "measured", "transfer_id", "vertex", "size_bytes",
+    "bytes_received", "start_s", "end_s", "ttfb_s", "ttlb_s", "success", "error",
+]
+CIRCUIT_COLUMNS = [
+    "variant", "seed", "host", "class", "circuit_id", "status", "time_s", "build_s",
+    "purpose", "hops", "reason", "conflux_id",
+]
+
+
+@dataclass(frozen=True)
+class Collected:
+    runs: int
+    transfers: int
+    circuits: int
+
+
+def _logs(host_dir: Path, program: str) -> list[Path]:
+    return sorted(host_dir.glob(f"{program}.*.stdout"))
+
+
+def _round(value: float | None) -> str:
+    return "" if value is None else f"{value:.6f}"
+
+
+def transfer_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterable[dict[str, Any]]:
+    epoch = float(manifest.get("clock_epoch", 0))
+    for host, info in sorted(manifest["hosts"].items()):
+        if info["role"] != "client":
+            continue
+        for log in _logs(run_dir / SHADOW_DATA / "hosts" / host, "tgen"):
+            with log.open(errors="replace") as lines:
+                try:
+                    transfers = list(parse_tgen(lines))
+                except ValueError as exc:
+                    raise ValueError(f"{log}: {exc}") from None
+            for t in transfers:
+                yield {
+                    "variant": manifest["variant"], "seed": manifest["seed"], "host": host,
+                    "class": info["class"], "measured": int(info["measured"]),
+                    "transfer_id": t.transfer_id, "vertex": t.vertex, "size_bytes": t.size,
+                    "bytes_received": t.bytes_received, "start_s": _round(t.start - epoch),
+                    "end_s": _round(t.end - epoch), "ttfb_s": _round(t.ttfb),
+                    "ttlb_s": _round(t.ttlb), "success": int(t.success), "error": t.error,
+                }
+
+
+def circuit_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterable[dict[str, Any]]:
+    epoch = float(manifest.get("clock_epoch", 0))
+    for host, info in sorted(manifest["hosts"].items()):
+        if info["role"] != "client":
+            continue
+        for log in _logs(run_dir / SHADOW_DATA / "hosts" / host, "oniontrace"):
+            with log.open(errors="replace") as lines:
+                for c in parse_oniontrace(lines):
+                    yield {
+                        "variant": manifest["variant"], "seed": manifest["seed"], "host": host,
+                        "class": info["class"], "circuit_id": c.circuit_id, "status": c.status,
+                        "time_s": _round(c.time - epoch), "build_s": _round(c.build_time),
+                        "purpose": c.purpose, "hops": c.hops, "reason": c.reason,
+                        "conflux_id": c.conflux_id,
+                    }
+
+
+def _write_csv(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+    os.replace(tmp, path)
+
+
+def collect(spec: Spec, layout: Layout) -> Collected:
+    """Parse every complete run of ``spec`` into transfers.csv and circuits.csv."""
+    transfers: list[dict[str, Any]] = []
+    circuits: list[dict[str, Any]] = []
+    runs = 0
+    for seed in spec.seeds:
+        for variant in spec.variants:
+            run_dir = layout.run_dir(variant.name, seed)
+            if run_status(run_dir) != STATUS_COMPLETE:
+                continue
+            started = time.monotonic()
+            manifest = read_manifest(run_dir)
+            run_transfers = list(transfer_rows(run_dir, manifest))
+            run_circuits = list(circuit_rows(run_dir, manifest))
+            transfers += run_transfers
+            circuits += run_circuits
+            manifest["phases"]["collect_s"] = round(time.monotonic() - started, 3)
+            write_manifest(run_dir, manifest)
+            runs += 1
+    layout.experiment_dir.mkdir(parents=True, exist_ok=True)
+    _write_csv(layout.transfers_csv, TRANSFER_COLUMNS, transfers)
+    _write_csv(layout.circuits_csv, CIRCUIT_COLUMNS, circuits)
+    return Collected(runs, len(transfers), len(circuits))

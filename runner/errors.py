@@ -1,0 +1,24 @@
+"""Errors the runner reports to users, each naming where the problem is."""
+
+from __future__ import annotations
+
+
+class SpecError(Exception):
+    """A spec (or a generator's parameters) is not what the runner accepts.
+
+    Rendered as ``file: key: what was expected`` so a user can jump to the line.
+    """
+
+    def __init__(self, path: str, key: str, expected: str) -> None:
+        super().__init__(f"{path}: {key}: {expected}")
+        self.path = path
+        self.key = key
+        self.expected = expected
+
+
+class PrerequisiteError(Exception):
+    """A program the runner needs is missing or of a version it cannot use."""
+
+
+class RunError(Exception):
+    """One (variant, seed) run failed; the others go on."""

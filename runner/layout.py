@@ -1,0 +1,43 @@
+"""Where everything lives under ``results/``; the only module that knows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Layout:
+    root: Path  # results/
+    experiment: str
+
+    @property
+    def experiment_dir(self) -> Path:
+        return self.root / self.experiment
+
+    def run_dir(self, variant: str, seed: int) -> Path:
+        return self.experiment_dir / variant / f"seed-{seed}"
+
+    def key_store(self, clock: str, seed: int) -> Path:
+        return self.experiment_dir / "keys" / clock / f"seed-{seed}"
+
+    @property
+    def transfers_csv(self) -> Path:
+        return self.experiment_dir / "transfers.csv"
+
+    @property
+    def circuits_csv(self) -> Path:
+        return self.experiment_dir / "circuits.csv"
+
+    @property
+    def runs_json(self) -> Path:
+        return self.experiment_dir / "runs.json"
+
+    @property
+    def report_dir(self) -> Path:
+        return self.experiment_dir / "report"
+
+
+def partial_path(path: Path) -> Path:
+    """Where a directory or file is built before it is renamed into place."""
+    return path.with_name(path.name + ".partial")

@@ -1,0 +1,41 @@
+"""A run's ``manifest.json``: what produced the run and what each host is.
+
+Written atomically (temporary file, then rename), so a reader never sees
+half a manifest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+MANIFEST = "manifest.json"
+
+STATUS_GENERATED = "generated"
+STATUS_COMPLETE = "complete"
+STATUS_FAILED = "failed"
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n")
+    os.replace(tmp, path)
+
+
+def read_manifest(run_dir: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((run_dir / MANIFEST).read_text())
+    return data
+
+
+def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
+    write_json_atomic(run_dir / MANIFEST, manifest)
+
+
+def run_status(run_dir: Path) -> str | None:
+    """The status of a run directory, or None if it has no readable manifest."""
+    try:
+        return str(read_manifest(run_dir).get("status"))
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,173 @@
+"""Sample one network for a seed: hosts, their roles, places and bandwidths.
+
+The plan depends on the spec and the seed only, never on the variant, so
+every variant of a seed runs on the same sampled network and comparisons
+between variants are paired.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+
+import networkx as nx
+
+from runner.spec import Spec
+from topologies import get_generator
+from topologies.gml import check_shadow_rules, nodes_in_region
+
+# Address blocks per kind of host; Shadow routes any address, and tor's
+# TestingTorNetwork accepts these as it would public ones.
+_BLOCKS = {"authority": 0, "relay": 1, "client": 2, "server": 3}
+
+
+@dataclass(frozen=True)
+class Host:
+    name: str
+    role: str  # authority, exitguard, exit, guard, middle, client, server
+    cls: str  # a client's class; for other hosts, the role
+    ip: str
+    node_id: int
+    region: str
+    bandwidth_up: int  # bits/s
+    bandwidth_down: int  # bits/s
+    workload: str | None = None
+    measured: bool = False
+
+    @property
+    def is_relay(self) -> bool:
+        return self.role in ("authority", "exitguard", "exit", "guard", "middle")
+
+    @property
+    def runs_tor(self) -> bool:
+        return self.role != "server"
+
+
+@dataclass(frozen=True)
+class NetworkPlan:
+    seed: int
+    graph: nx.Graph
+    hosts: tuple[Host, ...]
+
+    def with_role(self, *roles: str) -> list[Host]:
+        return [h for h in self.hosts if h.role in roles]
+
+    def host(self, name: str) -> Host:
+        for host in self.hosts:
+            if host.name == name:
+                return host
+        raise KeyError(name)
+
+
+def _address(kind: str, index: int) -> str:
+    """The index-th address (from 1) of a kind's block: 100.<block>.<hi>.<lo>."""
+    hi, lo = divmod(index - 1, 250)
+    return f"100.{_BLOCKS[kind]}.{hi}.{lo + 1}"
+
+
+def _log_uniform(rng: random.Random, low: int, high: int) -> int:
+    if low == high:
+        return low
+    return int(round(math.exp(rng.uniform(math.log(low), math.log(high)))))
+
+
+class _Placer:
+    """Spreads a group's hosts over its regions evenly, from a random offset."""
+
+    def __init__(self, graph: nx.Graph, rng: random.Random) -> None:
+        self.graph = graph
+        self.rng = rng
+
+    def place(self, regions: tuple[str, ...], count: int) -> list[tuple[str, int]]:
+        offset = self.rng.randrange(len(regions))
+        places = []
+        for i in range(count):
+            region = regions[(offset + i) % len(regions)]
+            places.append((region, self.rng.choice(nodes_in_region(self.graph, region))))
+        return places
+
+
+def plan_network(spec: Spec, seed: int) -> NetworkPlan:
+    """The network that ``seed`` names for ``spec``."""
+    rng = random.Random(f"{spec.name}/network/{seed}")
+    topology = spec.network.topology
+    graph = get_generator(topology.generator).build(topology.params, rng)
+    check_shadow_rules(graph)
+    placer = _Placer(graph, rng)
+    hosts: list[Host] = []
+
+    # Authorities are placed in the first region: they carry almost no traffic.
+    first_region = topology.regions[0]
+    for i in range(1, spec.network.authorities + 1):
+        hosts.append(
+            Host(
+                name=f"4uthority{i}",
+                role="authority",
+                cls="authority",
+                ip=_address("authority", i),
+                node_id=nodes_in_region(graph, first_region)[0],
+                region=first_region,
+                bandwidth_up=1_000_000_000,
+                bandwidth_down=1_000_000_000,
+            )
+        )
+
+    relay_number = 0
+    for group in spec.network.relays:
+        for region, node in placer.place(group.regions, group.count):
+            relay_number += 1
+            bandwidth = _log_uniform(rng, *group.bandwidth)
+            hosts.append(
+                Host(
+                    name=f"relay{relay_number}{group.role}",
+                    role=group.role,
+                    cls=group.role,
+                    ip=_address("relay", relay_number),
+                    node_id=node,
+                    region=region,
+                    bandwidth_up=bandwidth,
+                    bandwidth_down=bandwidth,
+                )
+            )
+
+    measured_number = unmeasured_number = client_number = 0
+    for cgroup in spec.network.clients:
+        for region, node in placer.place(cgroup.regions, cgroup.count):
+            client_number += 1
+            if cgroup.measured:
+                measured_number += 1
+                name = f"perfclient{measured_number}exit"
+            else:
+                unmeasured_number += 1
+                name = f"markovclient{unmeasured_number}exit"
+            hosts.append(
+                Host(
+                    name=name,
+                    role="client",
+                    cls=cgroup.name,
+                    ip=_address("client", client_number),
+                    node_id=node,
+                    region=region,
+                    bandwidth_up=cgroup.bandwidth_up,
+                    bandwidth_down=cgroup.bandwidth_down,
+                    workload=cgroup.workload,
+                    measured=cgroup.measured,
+                )
+            )
+
+    servers = spec.network.servers
+    for i, (region, node) in enumerate(placer.place(servers.regions, servers.count), start=1):
+        hosts.append(
+            Host(
+                name=f"server{i}exit",
+                role="server",
+                cls="server",
+                ip=_address("server", i),
+                node_id=node,
+                region=region,
+                bandwidth_up=servers.bandwidth,
+                bandwidth_down=servers.bandwidth,
+            )
+        )
+    return NetworkPlan(seed, graph, tuple(hosts))

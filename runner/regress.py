@@ -1,0 +1,77 @@
+"""Regression: compare an experiment's metrics with a committed baseline.
+
+The baseline file lists metrics with tolerance bands; a metric outside its
+band (or missing) fails the regression. ``make_baseline`` writes one from
+the current results, with the default bands below.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runner.compare import summarize
+from runner.tables import TransferRow
+
+DEFAULT_RELATIVE = {"ttfb_median": 0.5, "ttlb_median": 0.5, "goodput_median": 0.5}
+DEFAULT_ERROR_RATE_SLACK = 0.05
+
+
+@dataclass(frozen=True)
+class Verdict:
+    key: str
+    value: float | None
+    expected: float
+    band: tuple[float, float]
+    ok: bool
+
+    def line(self) -> str:
+        shown = "missing" if self.value is None else f"{self.value:.4g}"
+        word = "ok  " if self.ok else "FAIL"
+        return (f"{word} {self.key}: {shown} (baseline {self.expected:.4g}, "
+                f"band [{self.band[0]:.4g}, {self.band[1]:.4g}])")
+
+
+def current_metrics(rows: list[TransferRow], variants: list[str]) -> dict[str, float]:
+    metrics = {}
+    for g in summarize(rows, variants):
+        prefix = f"{g.variant}/{g.cls}/{g.size}"
+        metrics[f"{prefix}/ttfb_median"] = g.ttfb_median
+        metrics[f"{prefix}/ttlb_median"] = g.ttlb_median
+        metrics[f"{prefix}/goodput_median"] = g.goodput_median
+        metrics[f"{prefix}/error_rate"] = g.error_rate
+    return metrics
+
+
+def _band(name: str, value: float) -> tuple[float, float]:
+    if name == "error_rate":
+        return 0.0, min(1.0, value + DEFAULT_ERROR_RATE_SLACK)
+    rel = DEFAULT_RELATIVE[name]
+    return value * (1 - rel), value * (1 + rel)
+
+
+def make_baseline(
+    rows: list[TransferRow], variants: list[str], experiment: str, provenance: dict[str, Any]
+) -> dict[str, Any]:
+    metrics = {}
+    for key, value in sorted(current_metrics(rows, variants).items()):
+        if math.isnan(value):
+            continue
+        low, high = _band(key.rsplit("/", 1)[1], value)
+        metrics[key] = {"value": round(value, 6), "low": round(low, 6), "high": round(high, 6)}
+    return {"experiment": experiment, "provenance": provenance, "metrics": metrics}
+
+
+def check_against(rows: list[TransferRow], variants: list[str], baseline_path: Path) -> list[Verdict]:
+    baseline = json.loads(baseline_path.read_text())
+    current = current_metrics(rows, variants)
+    verdicts = []
+    for key, entry in sorted(baseline["metrics"].items()):
+        value = current.get(key)
+        band = (float(entry["low"]), float(entry["high"]))
+        ok = value is not None and not math.isnan(value) and band[0] <= value <= band[1]
+        verdicts.append(Verdict(key, value, float(entry["value"]), band, ok))
+    return verdicts

@@ -1,0 +1,185 @@
+"""Write ``report/report.md`` (and its plots) for an experiment's collected runs."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runner.compare import (
+    ClientCheck,
+    changes_against,
+    completion_checks,
+    summarize,
+)
+from runner.layout import Layout, partial_path
+from runner.manifest import STATUS_COMPLETE, read_manifest
+from runner.plots import draw_all, human_size
+from runner.spec import Spec
+from runner.tables import CircuitRow, read_circuits, read_transfers
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    path: Path
+    checks_passed: bool
+    failures: list[str]
+
+
+def _seconds(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{value:.3f}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def _manifests(spec: Spec, layout: Layout) -> list[dict[str, Any]]:
+    found = []
+    for seed in spec.seeds:
+        for variant in spec.variants:
+            run_dir = layout.run_dir(variant.name, seed)
+            try:
+                found.append(read_manifest(run_dir))
+            except (OSError, ValueError):
+                found.append({"variant": variant.name, "seed": seed, "status": "missing"})
+    return found
+
+
+def _phase(manifest: dict[str, Any], name: str) -> str:
+    value = manifest.get("phases", {}).get(f"{name}_s")
+    return "–" if value is None else f"{value:.1f}"
+
+
+def circuit_summary(circuits: list[CircuitRow], variants: list[str]) -> list[list[str]]:
+    rows = []
+    for variant in variants:
+        mine = [c for c in circuits if c.variant == variant]
+        built = [c for c in mine if c.status == "BUILT"]
+        failed = len(mine) - len(built)
+        builds = sorted(c.build for c in built if c.build is not None)
+        median = builds[len(builds) // 2] if builds else float("nan")
+        legs: dict[tuple[int, str, str], set[str]] = defaultdict(set)
+        for c in built:
+            if c.conflux_id:
+                legs[(c.seed, c.host, c.conflux_id)].add(c.circuit_id)
+        sizes = [len(v) for v in legs.values()]
+        mean_legs = f"{sum(sizes) / len(sizes):.2f}" if sizes else "–"
+        rows.append([variant, str(len(built)), str(failed), _seconds(median), str(len(legs)),
+                     mean_legs])
+    return rows
+
+
+def write_report(spec: Spec, layout: Layout, backend_note: str = "") -> ReportResult:
+    """Compute the comparison and write the report; the caller decides on exit codes."""
+    variants = [v.name for v in spec.variants]
+    transfers = read_transfers(layout.transfers_csv)
+    circuits = read_circuits(layout.circuits_csv)
+    manifests = _manifests(spec, layout)
+    complete = [m for m in manifests if m.get("status") == STATUS_COMPLETE]
+    measured_clients = {
+        (m["variant"], int(m["seed"])): [
+            (h, info["class"]) for h, info in sorted(m["hosts"].items()) if info["measured"]
+        ]
+        for m in complete
+    }
+    checks: list[ClientCheck] = completion_checks(
+        transfers, measured_clients, spec.checks.min_completion
+    )
+    failures = [
+        f"{c.variant}/seed-{c.seed} {c.host}: {c.completed}/{c.attempted} transfers completed "
+        f"(< {spec.checks.min_completion:.0%})"
+        for c in checks if not c.ok
+    ]
+    failures += [
+        f"{m['variant']}/seed-{m['seed']}: run {m.get('status')}"
+        + (f": {str(m.get('error', '')).splitlines()[0]}" if m.get("error") else "")
+        for m in manifests if m.get("status") != STATUS_COMPLETE
+    ]
+
+    out = layout.report_dir
+    work = partial_path(out)
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    plots = draw_all(transfers, variants, work)
+
+    first = complete[0] if complete else {}
+    lines = [f"# Experiment `{spec.name}`", ""]
+    if spec.description:
+        lines += [spec.description, ""]
+    lines += [
+        f"- spec: `{spec.path}` (sha256 `{spec.sha256[:16]}`)",
+        f"- backend: {first.get('backend', 'n/a')}",
+        f"- seeds: {', '.join(map(str, spec.seeds))}; baseline variant: `{spec.baseline}`",
+        f"- simulated time: {spec.duration.bootstrap:.0f} s bootstrap + "
+        f"{spec.duration.measure:.0f} s of traffic",
+        "- versions: " + ", ".join(
+            f"{k} {v}" for k, v in sorted((first.get("versions") or {}).items()) if v
+        ),
+    ]
+    if backend_note:
+        lines += [f"- note: {backend_note}"]
+    lines += ["", "## Runs", ""]
+    lines += _table(
+        ["variant", "seed", "status", "generate (s)", "simulate (s)", "collect (s)"],
+        [[str(m["variant"]), str(m["seed"]), str(m.get("status")), _phase(m, "generate"),
+          _phase(m, "simulate"), _phase(m, "collect")] for m in manifests],
+    )
+    lines += ["", "## Checks", ""]
+    passed = sum(c.ok for c in checks)
+    lines.append(
+        f"Every measured client must complete at least {spec.checks.min_completion:.0%} of the "
+        f"transfers it finished, in every run: {passed}/{len(checks)} client-runs pass."
+    )
+    if failures:
+        lines += ["", "**FAILED:**", ""] + [f"- {f}" for f in failures]
+    worst = sorted(checks, key=lambda c: c.rate)[:3]
+    if worst:
+        lines += ["", "Lowest completion: " + "; ".join(
+            f"{c.variant}/seed-{c.seed} {c.host} {c.completed}/{c.attempted}" for c in worst
+        )]
+
+    lines += ["", "## Transfers", "",
+              "Pooled over seeds; times in seconds from the request to the first/last byte "
+              "(as tornettools counts them); goodput is size over time to last byte.", ""]
+    summaries = summarize(transfers, variants)
+    lines += _table(
+        ["class", "size", "variant", "n ok", "failed", "error rate", "TTFB median",
+         "TTFB p90", "TTLB median", "TTLB p90", "goodput median (Mbit/s)"],
+        [[g.cls, human_size(g.size), g.variant, str(g.completed), str(g.failed),
+          f"{g.error_rate:.1%}", _seconds(g.ttfb_median), _seconds(g.ttfb_p90),
+          _seconds(g.ttlb_median), _seconds(g.ttlb_p90), f"{g.goodput_median:.2f}"]
+         for g in summaries],
+    )
+    lines += ["", f"## Change against `{spec.baseline}`", "",
+              "Relative change of the per-seed median (negative is faster for times), "
+              "mean over seeds with a 95% t confidence interval across seeds.", ""]
+    ttlb = {(c.variant, c.cls, c.size): c for c in changes_against(transfers, spec.baseline,
+                                                                    "ttlb")}
+    ttfb = {(c.variant, c.cls, c.size): c for c in changes_against(transfers, spec.baseline,
+                                                                    "ttfb")}
+    lines += _table(
+        ["class", "size", "variant", "TTFB change", "TTLB change"],
+        [[cls, human_size(size), variant, ttfb[(variant, cls, size)].estimate.format(100, "%"),
+          change.estimate.format(100, "%")]
+         for (variant, cls, size), change in sorted(ttlb.items(), key=lambda kv: kv[0][1:])
+         if (variant, cls, size) in ttfb],
+    )
+    lines += ["", "## Circuits", "", "Measured and unmeasured clients' circuits "
+              "(oniontrace CIRC events); conflux sets are counted by CONFLUX_ID.", ""]
+    lines += _table(
+        ["variant", "built", "failed", "build time median (s)", "conflux sets", "legs per set"],
+        circuit_summary(circuits, variants),
+    )
+    lines += ["", "## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots]
+    (work / "report.md").write_text("\n".join(lines) + "\n")
+    if out.exists():
+        shutil.rmtree(out)
+    work.rename(out)
+    return ReportResult(out / "report.md", not failures, failures)

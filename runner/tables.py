@@ -1,0 +1,72 @@
+"""Read the collected tables back as typed rows."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class TransferRow:
+    variant: str
+    seed: int
+    host: str
+    cls: str
+    measured: bool
+    size: int
+    start: float
+    ttfb: float | None
+    ttlb: float | None
+    success: bool
+    error: str
+
+    @property
+    def goodput_mbit(self) -> float | None:
+        """Payload bits over time to last byte, in Mbit/s."""
+        if not self.success or not self.ttlb:
+            return None
+        return self.size * 8 / self.ttlb / 1e6
+
+
+@dataclass(frozen=True)
+class CircuitRow:
+    variant: str
+    seed: int
+    host: str
+    cls: str
+    circuit_id: str
+    status: str
+    time: float
+    build: float | None
+    purpose: str
+    conflux_id: str
+
+
+def _float(text: str) -> float | None:
+    return float(text) if text not in ("", None) else None
+
+
+def read_transfers(path: Path) -> list[TransferRow]:
+    with path.open(newline="") as handle:
+        return [
+            TransferRow(
+                variant=r["variant"], seed=int(r["seed"]), host=r["host"], cls=r["class"],
+                measured=r["measured"] == "1", size=int(r["size_bytes"]),
+                start=float(r["start_s"]), ttfb=_float(r["ttfb_s"]), ttlb=_float(r["ttlb_s"]),
+                success=r["success"] == "1", error=r["error"],
+            )
+            for r in csv.DictReader(handle)
+        ]
+
+
+def read_circuits(path: Path) -> list[CircuitRow]:
+    with path.open(newline="") as handle:
+        return [
+            CircuitRow(
+                variant=r["variant"], seed=int(r["seed"]), host=r["host"], cls=r["class"],
+                circuit_id=r["circuit_id"], status=r["status"], time=float(r["time_s"]),
+                build=_float(r["build_s"]), purpose=r["purpose"], conflux_id=r["conflux_id"],
+            )
+            for r in csv.DictReader(handle)
+        ]

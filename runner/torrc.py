@@ -1,0 +1,169 @@
+"""The torrc files of a private test network.
+
+Each tor host gets ``torrc-defaults`` (includes of the shared files in
+``conf/``: the common settings and its role's settings) and ``torrc`` (its
+own name, address, ports and bandwidth, then the variant's lines for its
+role and class). Later lines win in tor, so variant lines override defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from runner.plan import Host, NetworkPlan
+from runner.spec import Variant
+from runner.tor_keys import HostKeys
+
+CONF_FROM_HOST = "../../../conf"  # hosts run in <run>/shadow.data/hosts/<name>/
+
+
+@dataclass(frozen=True)
+class Ports:
+    or_port: int = 9001
+    dir_port: int = 8080
+    socks_port: int = 9050
+    control_port: int = 9051
+
+
+def conf_file(role: str) -> str:
+    return f"tor.{role}.torrc"
+
+
+def common_torrc(authorities: list[tuple[Host, HostKeys, Ports]], geoip: bool = False) -> str:
+    lines = [f"DirAuthority {h.name} orport={p.or_port} no-v2 v3ident={k.v3ident} "
+             f"{h.ip}:{p.dir_port} {k.fingerprint}" for h, k, p in authorities]
+    lines += [
+        "TestingTorNetwork 1",
+        # Turned on by TestingTorNetwork; unused here and costly in memory.
+        "TestingEnableCellStatsEvent 0",
+        "DataDirectory .",
+        f"ServerDNSResolvConfFile {CONF_FROM_HOST}/resolv.conf",
+        "ServerDNSAllowBrokenConfig 1",
+        "ServerDNSDetectHijacking 0",
+        "ServerDNSTestAddresses " + ",".join(h.ip for h, _, _ in authorities),
+        "AssumeReachable 1",
+        "NumCPUs 1",
+        "Log notice stdout",
+        "SafeLogging 0",
+        "LogTimeGranularity 1",
+        "DisableDebuggerAttachment 0",
+        "CellStatistics 0",
+        "PaddingStatistics 0",
+        "DirReqStatistics 0",
+        "EntryStatistics 0",
+        "ExitPortStatistics 0",
+        "ConnDirectionStatistics 0",
+        "HiddenServiceStatistics 0",
+        "ExtraInfoStatistics 0",
+        # Path bias and DoS defences misfire in a network of a handful of relays.
+        "PathBiasUseThreshold 10000",
+        "PathBiasCircThreshold 10000",
+        "DoSCircuitCreationEnabled 0",
+        "DoSConnectionEnabled 0",
+        "DoSRefuseSingleHopClientRendezvous 0",
+        "GeoIPFile" if not geoip else "",
+        "GeoIPv6File",
+        "ProtocolWarnings 1",
+    ]
+    return "\n".join(line for line in lines if line) + "\n"
+
+
+def authority_torrc(plan: NetworkPlan, keys: dict[str, HostKeys], variant: Variant) -> str:
+    guards = [keys[h.name].fingerprint for h in plan.with_role("guard", "exitguard")]
+    exits = [keys[h.name].fingerprint for h in plan.with_role("exit", "exitguard")]
+    lines = [
+        "AuthoritativeDirectory 1",
+        "V3AuthoritativeDirectory 1",
+        "V3BandwidthsFile v3bw",
+        # A first consensus within a minute, then one a minute.
+        "TestingV3AuthInitialVotingInterval 20 seconds",
+        "TestingV3AuthInitialVoteDelay 4 seconds",
+        "TestingV3AuthInitialDistDelay 4 seconds",
+        "V3AuthVotingInterval 60 seconds",
+        "V3AuthVoteDelay 5 seconds",
+        "V3AuthDistDelay 5 seconds",
+        "TestingDirAuthVoteGuard " + ",".join(guards),
+        "TestingDirAuthVoteGuardIsStrict 1",
+        "TestingDirAuthVoteExit " + ",".join(exits),
+        "TestingDirAuthVoteExitIsStrict 1",
+        'ExitPolicy "reject *:*"',
+    ]
+    if variant.consensus:
+        params = " ".join(f"{k}={v}" for k, v in sorted(variant.consensus.items()))
+        lines.append(f"ConsensusParams {params}")
+    return "\n".join(lines) + "\n"
+
+
+ROLE_TORRC = {
+    "relay": 'SocksPort 0\n',
+    "exitguard": 'ExitPolicy "accept *:*"\n',
+    "exit": 'ExitPolicy "accept *:*"\n',
+    "guard": 'ExitPolicy "reject *:*"\n',
+    "middle": 'ExitPolicy "reject *:*"\n',
+    "client": "ClientOnly 1\n",
+}
+
+
+def defaults_includes(host: Host) -> list[str]:
+    """The shared files a host's torrc-defaults includes, in order."""
+    files = [conf_file("common")]
+    if host.role == "authority":
+        files += [conf_file("relay"), conf_file("authority")]
+    elif host.is_relay:
+        files += [conf_file("relay"), conf_file(host.role)]
+    else:
+        files += [conf_file("client")]
+    return files
+
+
+def host_defaults(host: Host) -> str:
+    return "".join(f"%include {CONF_FROM_HOST}/{f}\n" for f in defaults_includes(host))
+
+
+def variant_roles(host: Host) -> list[str]:
+    """Which of a variant's torrc sections apply to ``host``, in order."""
+    roles = ["all"]
+    if host.role == "authority":
+        roles.append("authority")
+    elif host.is_relay:
+        roles += ["relay", host.role]
+    else:
+        roles += ["client", host.cls]
+    return roles
+
+
+def host_torrc(host: Host, ports: Ports, variant: Variant, bind_ip: str | None = None) -> str:
+    """A host's own torrc: identity, ports, bandwidth, then the variant's lines."""
+    address = bind_ip or host.ip
+    lines = [f"# {host.name}: role {host.role}, class {host.cls}, variant {variant.name}"]
+    if host.is_relay:
+        rate = max(76800, host.bandwidth_up // 8)  # tor's minimum BandwidthRate
+        lines += [
+            f"Nickname {host.name}",
+            f"Address {address}",
+            f"ORPort {address}:{ports.or_port} IPv4Only",
+            f"DirPort {address}:{ports.dir_port}",
+            f"BandwidthRate {rate} bytes",
+            f"BandwidthBurst {rate} bytes",
+        ]
+    else:
+        lines.append(f"SocksPort 127.0.0.1:{ports.socks_port}")
+    lines.append(f"ControlPort 127.0.0.1:{ports.control_port}")
+    for role in variant_roles(host):
+        extra = variant.torrc.get(role, ())
+        if extra:
+            lines.append(f"# variant {variant.name}, section {role}")
+            lines += list(extra)
+    return "\n".join(lines) + "\n"
+
+
+def v3bw(plan: NetworkPlan, keys: dict[str, HostKeys], timestamp: int) -> str:
+    """The bandwidth file the authorities vote from: each relay's capacity in KB/s."""
+    lines = [str(timestamp)]
+    for host in plan.hosts:
+        if not host.is_relay:
+            continue
+        # Authorities get a token weight so clients rarely route through them.
+        weight = 20 if host.role == "authority" else max(1, host.bandwidth_up // 8000)
+        lines.append(f"node_id=${keys[host.name].fingerprint}\tbw={weight}\tnick={host.name}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,1 @@
+"""tgen traffic models (networkx graphs) and the rules tgen applies to them."""
