@@ -1,9 +1,15 @@
-"""Parse oniontrace 1.0 logs (Mode=log) into circuit build records.
+"""Parse oniontrace 1.0 logs (Mode=log) into one record per circuit.
 
-oniontrace logs each control-port event it receives as
-``... Logger: 650 CIRC <id> <status> <path> ... TIME_CREATED=...``. A
-circuit's first BUILT or FAILED event counts; later ones for the same id
-(cannibalisation, or conflux relinking) are not build times.
+oniontrace logs each control-port event as
+``... Logger: 650 CIRC <id> <status> <path> KEY=VALUE ...`` (and
+``650 CIRC_MINOR <id> <event> ...``). For each circuit:
+
+- its first BUILT or FAILED event gives its status and build time (later
+  events for the same id, such as cannibalisation, are not build times);
+- a conflux leg is *linked* when an event shows ``PURPOSE=CONFLUX_LINKED``;
+  its ``CONFLUX_ID`` there names the set it joined.
+
+Circuits that neither built nor failed by the end (still launching) are left out.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-_CIRC = re.compile(r"Logger: 650 CIRC (\S+) (\S+)(.*)$")
+_EVENT = re.compile(r"Logger: 650 (CIRC|CIRC_MINOR) (\S+) (\S+)(.*)$")
 _KEYWORD = re.compile(r"\b([A-Z_]+)=(\S+)")
 
 
@@ -21,12 +27,23 @@ _KEYWORD = re.compile(r"\b([A-Z_]+)=(\S+)")
 class Circuit:
     circuit_id: str
     status: str  # BUILT or FAILED
-    time: float  # unix seconds of the event
-    build_time: float | None  # seconds from creation to this event
-    purpose: str
+    time: float  # unix seconds of that event
+    build_time: float | None  # seconds from creation to that event
+    purpose: str  # the purpose at that event
     hops: int
     reason: str
-    conflux_id: str
+    conflux_id: str  # the linked set it joined, "" if never linked
+
+
+@dataclass
+class _State:
+    status: str = ""
+    time: float = 0.0
+    build_time: float | None = None
+    purpose: str = ""
+    hops: int = 0
+    reason: str = ""
+    conflux_id: str = ""
 
 
 def _iso_to_unix(text: str) -> float:
@@ -39,26 +56,29 @@ def _iso_to_unix(text: str) -> float:
 
 
 def parse_lines(lines: Iterable[str]) -> Iterator[Circuit]:
-    seen: set[str] = set()
+    circuits: dict[str, _State] = {}
     for line in lines:
-        match = _CIRC.search(line)
+        match = _EVENT.search(line)
         if not match:
             continue
-        circ_id, status, rest = match.groups()
-        if status not in ("BUILT", "FAILED") or circ_id in seen:
-            continue
-        seen.add(circ_id)
+        kind, circ_id, status, rest = match.groups()
         keywords = dict(_KEYWORD.findall(rest))
+        state = circuits.setdefault(circ_id, _State())
+        if keywords.get("PURPOSE") == "CONFLUX_LINKED" and keywords.get("CONFLUX_ID"):
+            state.conflux_id = state.conflux_id or keywords["CONFLUX_ID"]
+        if kind != "CIRC" or status not in ("BUILT", "FAILED") or state.status:
+            continue
         now = float(line.split()[2])
         created = keywords.get("TIME_CREATED")
-        path = rest.split()[0] if rest.split() and "=" not in rest.split()[0] else ""
-        yield Circuit(
-            circuit_id=circ_id,
-            status=status,
-            time=now,
-            build_time=round(now - _iso_to_unix(created), 6) if created else None,
-            purpose=keywords.get("PURPOSE", ""),
-            hops=len(path.split(",")) if path else 0,
-            reason=keywords.get("REASON", ""),
-            conflux_id=keywords.get("CONFLUX_ID", ""),
-        )
+        first = rest.split()[0] if rest.split() else ""
+        path = first if "=" not in first else ""
+        state.status = status
+        state.time = now
+        state.build_time = round(now - _iso_to_unix(created), 6) if created else None
+        state.purpose = keywords.get("PURPOSE", "")
+        state.hops = len(path.split(",")) if path else 0
+        state.reason = keywords.get("REASON", "")
+    for circ_id, s in circuits.items():
+        if s.status:
+            yield Circuit(circ_id, s.status, s.time, s.build_time, s.purpose, s.hops,
+                          s.reason, s.conflux_id)

@@ -57,21 +57,27 @@ def _phase(manifest: dict[str, Any], name: str) -> str:
 
 
 def circuit_summary(circuits: list[CircuitRow], variants: list[str]) -> list[list[str]]:
+    """Per variant: circuits built and failed, build time, linked conflux sets.
+
+    Onion-service circuits (purpose HS_*) are left out: tor builds and closes
+    them on its own (vanguards), and none of the measured traffic uses them.
+    """
     rows = []
     for variant in variants:
-        mine = [c for c in circuits if c.variant == variant]
+        mine = [c for c in circuits if c.variant == variant and not c.purpose.startswith("HS_")]
         built = [c for c in mine if c.status == "BUILT"]
-        failed = len(mine) - len(built)
         builds = sorted(c.build for c in built if c.build is not None)
         median = builds[len(builds) // 2] if builds else float("nan")
         legs: dict[tuple[int, str, str], set[str]] = defaultdict(set)
-        for c in built:
+        for c in mine:
             if c.conflux_id:
                 legs[(c.seed, c.host, c.conflux_id)].add(c.circuit_id)
-        sizes = [len(v) for v in legs.values()]
-        mean_legs = f"{sum(sizes) / len(sizes):.2f}" if sizes else "–"
-        rows.append([variant, str(len(built)), str(failed), _seconds(median), str(len(legs)),
-                     mean_legs])
+        by_size: dict[int, int] = defaultdict(int)
+        for members in legs.values():
+            by_size[len(members)] += 1
+        shape = ", ".join(f"{n} legs: {count}" for n, count in sorted(by_size.items())) or "–"
+        rows.append([variant, str(len(built)), str(len(mine) - len(built)), _seconds(median),
+                     str(len(legs)), shape])
     return rows
 
 
@@ -171,10 +177,12 @@ def write_report(spec: Spec, layout: Layout, backend_note: str = "") -> ReportRe
          for (variant, cls, size), change in sorted(ttlb.items(), key=lambda kv: kv[0][1:])
          if (variant, cls, size) in ttfb],
     )
-    lines += ["", "## Circuits", "", "Measured and unmeasured clients' circuits "
-              "(oniontrace CIRC events); conflux sets are counted by CONFLUX_ID.", ""]
+    lines += ["", "## Circuits", "", "Clients' circuits from oniontrace CIRC events, without "
+              "onion-service (HS_*) circuits; a conflux set is the legs linked under one "
+              "CONFLUX_ID.", ""]
     lines += _table(
-        ["variant", "built", "failed", "build time median (s)", "conflux sets", "legs per set"],
+        ["variant", "built", "failed", "build time median (s)", "conflux sets linked",
+         "sets by number of legs"],
         circuit_summary(circuits, variants),
     )
     lines += ["", "## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots]

@@ -12,6 +12,7 @@ networks differ only in what the variants change.
 
 from __future__ import annotations
 
+import fcntl
 import shutil
 import subprocess
 import tempfile
@@ -98,7 +99,20 @@ def ensure_keys(
     directory, then renamed), so an interrupted run never leaves half a key.
     """
     store.mkdir(parents=True, exist_ok=True)
+    # Runs of one seed share the store: the lock makes one of them make the
+    # keys and the others wait and reuse them.
+    with (store / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _ensure_locked(store, hosts, tools, cert_time, workers)
 
+
+def _ensure_locked(
+    store: Path,
+    hosts: list[tuple[str, bool]],
+    tools: KeyTools,
+    cert_time: str | None,
+    workers: int,
+) -> dict[str, HostKeys]:
     def one(item: tuple[str, bool]) -> HostKeys:
         name, is_authority = item
         final = store / name
@@ -112,7 +126,7 @@ def ensure_keys(
                         tools.tor_gencert, tools.faketime, work / "keys", cert_time
                     )
                     (work / "v3ident").write_text(v3 + "\n")
-                if final.exists():
+                if final.exists():  # incomplete: no fingerprint file
                     shutil.rmtree(final)
                 work.rename(final)
         fingerprint = (final / "fingerprint").read_text().split()[1]
