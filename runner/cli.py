@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -34,7 +33,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     spec = load_spec(Path(args.spec))
     runs = len(spec.variants) * len(spec.seeds)
-    print(f"{spec.path}: ok ({len(spec.variants)} variants x {len(spec.seeds)} seeds = {runs} runs)")
+    print(
+        f"{spec.path}: ok ({len(spec.variants)} variants x {len(spec.seeds)} seeds = {runs} runs)"
+    )
     return 0
 
 
@@ -52,8 +53,10 @@ def cmd_collect(args: argparse.Namespace) -> int:
     spec = load_spec(Path(args.spec))
     layout = _layout(spec, args)
     result = collect(spec, layout)
-    print(f"collected {result.runs} runs: {result.transfers} transfers, "
-          f"{result.circuits} circuits -> {layout.transfers_csv}, {layout.circuits_csv}")
+    print(
+        f"collected {result.runs} runs: {result.transfers} transfers, "
+        f"{result.circuits} circuits -> {layout.transfers_csv}, {layout.circuits_csv}"
+    )
     return 0 if result.runs else 1
 
 

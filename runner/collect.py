@@ -22,12 +22,35 @@ from runner.shadow_config import SHADOW_DATA
 from runner.spec import Spec
 
 TRANSFER_COLUMNS = [
-    "variant", "seed", "host", "class", "measured", "transfer_id", "vertex", "size_bytes",
-    "bytes_received", "start_s", "end_s", "ttfb_s", "ttlb_s", "success", "error",
+    "variant",
+    "seed",
+    "host",
+    "class",
+    "measured",
+    "transfer_id",
+    "vertex",
+    "size_bytes",
+    "bytes_received",
+    "start_s",
+    "end_s",
+    "ttfb_s",
+    "ttlb_s",
+    "success",
+    "error",
 ]
 CIRCUIT_COLUMNS = [
-    "variant", "seed", "host", "class", "circuit_id", "status", "time_s", "build_s",
-    "purpose", "hops", "reason", "conflux_id",
+    "variant",
+    "seed",
+    "host",
+    "class",
+    "circuit_id",
+    "status",
+    "time_s",
+    "build_s",
+    "purpose",
+    "hops",
+    "reason",
+    "conflux_id",
 ]
 
 
@@ -59,12 +82,21 @@ def transfer_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterable[dict[str,
                     raise ValueError(f"{log}: {exc}") from None
             for t in transfers:
                 yield {
-                    "variant": manifest["variant"], "seed": manifest["seed"], "host": host,
-                    "class": info["class"], "measured": int(info["measured"]),
-                    "transfer_id": t.transfer_id, "vertex": t.vertex, "size_bytes": t.size,
-                    "bytes_received": t.bytes_received, "start_s": _round(t.start - epoch),
-                    "end_s": _round(t.end - epoch), "ttfb_s": _round(t.ttfb),
-                    "ttlb_s": _round(t.ttlb), "success": int(t.success), "error": t.error,
+                    "variant": manifest["variant"],
+                    "seed": manifest["seed"],
+                    "host": host,
+                    "class": info["class"],
+                    "measured": int(info["measured"]),
+                    "transfer_id": t.transfer_id,
+                    "vertex": t.vertex,
+                    "size_bytes": t.size,
+                    "bytes_received": t.bytes_received,
+                    "start_s": _round(t.start - epoch),
+                    "end_s": _round(t.end - epoch),
+                    "ttfb_s": _round(t.ttfb),
+                    "ttlb_s": _round(t.ttlb),
+                    "success": int(t.success),
+                    "error": t.error,
                 }
 
 
@@ -77,10 +109,17 @@ def circuit_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterable[dict[str, 
             with log.open(errors="replace") as lines:
                 for c in parse_oniontrace(lines):
                     yield {
-                        "variant": manifest["variant"], "seed": manifest["seed"], "host": host,
-                        "class": info["class"], "circuit_id": c.circuit_id, "status": c.status,
-                        "time_s": _round(c.time - epoch), "build_s": _round(c.build_time),
-                        "purpose": c.purpose, "hops": c.hops, "reason": c.reason,
+                        "variant": manifest["variant"],
+                        "seed": manifest["seed"],
+                        "host": host,
+                        "class": info["class"],
+                        "circuit_id": c.circuit_id,
+                        "status": c.status,
+                        "time_s": _round(c.time - epoch),
+                        "build_s": _round(c.build_time),
+                        "purpose": c.purpose,
+                        "hops": c.hops,
+                        "reason": c.reason,
                         "conflux_id": c.conflux_id,
                     }
 

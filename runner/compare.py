@@ -84,9 +84,16 @@ def summarize(rows: Iterable[TransferRow], variant_order: list[str]) -> list[Gro
         goodput = [g for r in ok if (g := r.goodput_mbit) is not None]
         result.append(
             GroupSummary(
-                variant, cls, size, len(ok), len(members) - len(ok),
-                quantile(ttfb, 0.5), quantile(ttfb, 0.9),
-                quantile(ttlb, 0.5), quantile(ttlb, 0.9), quantile(goodput, 0.5),
+                variant,
+                cls,
+                size,
+                len(ok),
+                len(members) - len(ok),
+                quantile(ttfb, 0.5),
+                quantile(ttfb, 0.9),
+                quantile(ttlb, 0.5),
+                quantile(ttlb, 0.9),
+                quantile(goodput, 0.5),
             )
         )
     order = {v: i for i, v in enumerate(variant_order)}
@@ -139,7 +146,14 @@ def completion_checks(
             attempted, completed = counts.get((variant, seed, host), [0, 0])
             rate = completed / attempted if attempted else 0.0
             checks.append(
-                ClientCheck(variant, seed, host, cls, attempted, completed,
-                            attempted > 0 and rate >= min_completion)
+                ClientCheck(
+                    variant,
+                    seed,
+                    host,
+                    cls,
+                    attempted,
+                    completed,
+                    attempted > 0 and rate >= min_completion,
+                )
             )
     return checks

@@ -64,7 +64,11 @@ def workload_file(name: str) -> str:
 
 
 def _write_conf(
-    conf: Path, spec: Spec, plan: NetworkPlan, keys: dict[str, HostKeys], variant: Variant,
+    conf: Path,
+    spec: Spec,
+    plan: NetworkPlan,
+    keys: dict[str, HostKeys],
+    variant: Variant,
     ports: Ports,
 ) -> None:
     conf.mkdir(parents=True)
@@ -84,8 +88,13 @@ def _write_conf(
 
 
 def _write_host(
-    hosts_dir: Path, host: Host, plan: NetworkPlan, keys: dict[str, HostKeys],
-    variant: Variant, ports: Ports, v3bw_time: int,
+    hosts_dir: Path,
+    host: Host,
+    plan: NetworkPlan,
+    keys: dict[str, HostKeys],
+    variant: Variant,
+    ports: Ports,
+    v3bw_time: int,
 ) -> None:
     home = hosts_dir / host.name
     home.mkdir(parents=True)
@@ -103,11 +112,14 @@ def verify_torrc(tor: str, home: Path) -> None:
     """Run ``tor --verify-config`` on a host's torrc files, in its directory."""
     proc = subprocess.run(
         [tor, "--verify-config", "--defaults-torrc", "torrc-defaults", "-f", "torrc"],
-        cwd=home, capture_output=True, text=True,
+        cwd=home,
+        capture_output=True,
+        text=True,
     )
     if proc.returncode != 0:
-        lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if "[warn]" in ln
-                 or "[err]" in ln]
+        lines = [
+            ln for ln in (proc.stdout + proc.stderr).splitlines() if "[warn]" in ln or "[err]" in ln
+        ]
         raise RunError(f"{home}/torrc: tor --verify-config failed:\n" + "\n".join(lines[-8:]))
 
 
@@ -161,14 +173,21 @@ def generate_run(
 
         processes: dict[str, list[Process]] = {
             h.name: host_processes(
-                h, spec.duration.bootstrap, ports.control_port,
+                h,
+                spec.duration.bootstrap,
+                ports.control_port,
                 f"../../../conf/{workload_file(h.workload)}" if h.workload else None,
                 f"../../../conf/{SERVER_GRAPH}",
             )
             for h in plan.hosts
         }
         config = shadow_config(
-            plan, processes, tools.paths, spec.duration.bootstrap, spec.stop_time, seed,
+            plan,
+            processes,
+            tools.paths,
+            spec.duration.bootstrap,
+            spec.stop_time,
+            seed,
             parallelism,
         )
         (work / "shadow.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
@@ -185,7 +204,10 @@ def generate_run(
                 "torrc": {k: list(v) for k, v in variant.torrc.items()},
                 "consensus": variant.consensus,
             },
-            "duration": {"bootstrap_s": spec.duration.bootstrap, "measure_s": spec.duration.measure},
+            "duration": {
+                "bootstrap_s": spec.duration.bootstrap,
+                "measure_s": spec.duration.measure,
+            },
             "versions": tools.versions,
             "programs": tools.paths,
             "command": command,

@@ -9,7 +9,9 @@ oniontrace logs each control-port event as
 - a conflux leg is *linked* when an event shows ``PURPOSE=CONFLUX_LINKED``;
   its ``CONFLUX_ID`` there names the set it joined.
 
-Circuits that neither built nor failed by the end (still launching) are left out.
+Circuits that neither built nor failed by the end (still launching) are left
+out, except conflux legs seen linking: those were built before oniontrace
+subscribed to events, and count as built with no build time.
 """
 
 from __future__ import annotations
@@ -44,13 +46,30 @@ class _State:
     hops: int = 0
     reason: str = ""
     conflux_id: str = ""
+    linked_at: float = 0.0
+    linked_hops: int = 0
+
+
+def _hops(rest: str) -> int:
+    """Relays in the path that follows an event's status word, 0 if none."""
+    first = rest.split()[0] if rest.split() else ""
+    return 0 if not first or "=" in first else len(first.split(","))
 
 
 def _iso_to_unix(text: str) -> float:
     date, _, fraction = text.partition(".")
     seconds = calendar.timegm(
-        (int(date[0:4]), int(date[5:7]), int(date[8:10]), int(date[11:13]),
-         int(date[14:16]), int(date[17:19]), 0, 0, 0)
+        (
+            int(date[0:4]),
+            int(date[5:7]),
+            int(date[8:10]),
+            int(date[11:13]),
+            int(date[14:16]),
+            int(date[17:19]),
+            0,
+            0,
+            0,
+        )
     )
     return seconds + (float(f"0.{fraction}") if fraction else 0.0)
 
@@ -66,19 +85,33 @@ def parse_lines(lines: Iterable[str]) -> Iterator[Circuit]:
         state = circuits.setdefault(circ_id, _State())
         if keywords.get("PURPOSE") == "CONFLUX_LINKED" and keywords.get("CONFLUX_ID"):
             state.conflux_id = state.conflux_id or keywords["CONFLUX_ID"]
+            state.linked_at = state.linked_at or float(line.split()[2])
+            state.linked_hops = state.linked_hops or _hops(rest)
         if kind != "CIRC" or status not in ("BUILT", "FAILED") or state.status:
             continue
         now = float(line.split()[2])
         created = keywords.get("TIME_CREATED")
-        first = rest.split()[0] if rest.split() else ""
-        path = first if "=" not in first else ""
         state.status = status
         state.time = now
         state.build_time = round(now - _iso_to_unix(created), 6) if created else None
         state.purpose = keywords.get("PURPOSE", "")
-        state.hops = len(path.split(",")) if path else 0
+        state.hops = _hops(rest)
         state.reason = keywords.get("REASON", "")
     for circ_id, s in circuits.items():
         if s.status:
-            yield Circuit(circ_id, s.status, s.time, s.build_time, s.purpose, s.hops,
-                          s.reason, s.conflux_id)
+            yield Circuit(
+                circ_id, s.status, s.time, s.build_time, s.purpose, s.hops, s.reason, s.conflux_id
+            )
+        elif s.conflux_id:
+            # Linked before oniontrace subscribed (it waits for tor to bootstrap):
+            # a leg links only once built, but its build time was not seen.
+            yield Circuit(
+                circ_id,
+                "BUILT",
+                s.linked_at,
+                None,
+                "CONFLUX_LINKED",
+                s.linked_hops,
+                "",
+                s.conflux_id,
+            )

@@ -54,7 +54,11 @@ def _error_code(stream: dict[str, str], transport: dict[str, str]) -> str:
     code = stream.get("error", "UNKNOWN")
     if code == "PROXY":  # the same refinement tgentools applies
         terr, state = transport.get("error", ""), transport.get("state", "")
-        code = f"{code}-{terr}-{state}" if "STALLOUT" in terr or "TIMEOUT" in terr else f"{code}-{terr}"
+        code = (
+            f"{code}-{terr}-{state}"
+            if "STALLOUT" in terr or "TIMEOUT" in terr
+            else f"{code}-{terr}"
+        )
     return code
 
 
@@ -79,7 +83,8 @@ def parse_line(line: str) -> Transfer | None:
         start=end - elapsed if elapsed is not None else end,
         end=end,
         ttfb=_usec_delta(times, "usecs-to-first-byte-recv", "usecs-to-command"),
-        ttlb=_usec_delta(times, "usecs-to-last-byte-recv", "usecs-to-command"),
+        # A failed transfer has no last byte, whatever its partial counters say.
+        ttlb=_usec_delta(times, "usecs-to-last-byte-recv", "usecs-to-command") if success else None,
         success=success,
         error="" if success else _error_code(stream, transport),
     )

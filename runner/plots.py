@@ -50,8 +50,13 @@ def cdf_plot(
         eps = dkw_epsilon(len(xs))
         line = ax.step(xs, ys, where="post", label=f"{variant} (n={len(xs)})")[0]
         ax.fill_between(
-            xs, np.clip(ys - eps, 0, 1), np.clip(ys + eps, 0, 1),
-            step="post", alpha=0.2, color=line.get_color(), linewidth=0,
+            xs,
+            np.clip(ys - eps, 0, 1),
+            np.clip(ys + eps, 0, 1),
+            step="post",
+            alpha=0.2,
+            color=line.get_color(),
+            linewidth=0,
         )
     ax.set_xlabel(LABELS[metric])
     ax.set_ylabel("cumulative fraction")
@@ -76,8 +81,9 @@ def draw_all(rows: list[TransferRow], variants: list[str], out: Path) -> list[Pa
     for (cls, size), members in sorted(groups.items()):
         for metric in ("ttlb", "ttfb"):
             path = out / f"{metric}-{cls}-{size}.png"
-            cdf_plot(members, metric, f"{cls}, {human_size(size)}: {metric.upper()}", variants,
-                     path)
+            cdf_plot(
+                members, metric, f"{cls}, {human_size(size)}: {metric.upper()}", variants, path
+            )
             written.append(path)
     for cls, members in sorted(classes.items()):
         path = out / f"goodput-{cls}.png"

@@ -30,31 +30,57 @@ class Program:
 
 PROGRAMS = {
     "tor": Program(
-        "tor", "TORNET_TOR", ("--version",), r"Tor version (\d+\.\d+\.\d+\.\d+)",
-        "0.4.8 or later", "install the Debian package 'tor' (make setup does)", (0, 4, 8),
+        "tor",
+        "TORNET_TOR",
+        ("--version",),
+        r"Tor version (\d+\.\d+\.\d+\.\d+)",
+        "0.4.8 or later",
+        "install the Debian package 'tor' (make setup does)",
+        (0, 4, 8),
     ),
     "tor-gencert": Program(
-        "tor-gencert", "TORNET_TOR_GENCERT", (), r"", "any",
+        "tor-gencert",
+        "TORNET_TOR_GENCERT",
+        (),
+        r"",
+        "any",
         "install the Debian package 'tor' (make setup does)",
     ),
     "faketime": Program(
-        "faketime", "TORNET_FAKETIME", ("--version",), r"Version (\d+\.\d+(?:\.\d+)?)", "any",
+        "faketime",
+        "TORNET_FAKETIME",
+        ("--version",),
+        r"Version (\d+\.\d+(?:\.\d+)?)",
+        "any",
         "install the Debian package 'faketime' (make setup does)",
     ),
     "shadow": Program(
-        "shadow", "TORNET_SHADOW", ("--version",), r"Shadow v?(\d+\.\d+\.\d+)", "3.x",
+        "shadow",
+        "TORNET_SHADOW",
+        ("--version",),
+        r"Shadow v?(\d+\.\d+\.\d+)",
+        "3.x",
         "build it from https://github.com/shadow/shadow (v3.3.0 is tested) and put "
-        "its bin/ on PATH", (3, 0, 0),
+        "its bin/ on PATH",
+        (3, 0, 0),
     ),
     "tgen": Program(
-        "tgen", "TORNET_TGEN", (), r"TGen v(\d+\.\d+\.\d+)", "1.1.x",
+        "tgen",
+        "TORNET_TGEN",
+        (),
+        r"TGen v(\d+\.\d+\.\d+)",
+        "1.1.x",
         "build it from https://github.com/shadow/tgen (v1.1.2 is tested) and put it on PATH",
         (1, 1, 0),
     ),
     "oniontrace": Program(
-        "oniontrace", "TORNET_ONIONTRACE", (), r"OnionTrace v(\d+\.\d+\.\d+)", "1.0.x",
-        "build it from https://github.com/shadow/oniontrace (v1.0.0 is tested) and put it "
-        "on PATH", (1, 0, 0),
+        "oniontrace",
+        "TORNET_ONIONTRACE",
+        (),
+        r"OnionTrace v(\d+\.\d+\.\d+)",
+        "1.0.x",
+        "build it from https://github.com/shadow/oniontrace (v1.0.0 is tested) and put it on PATH",
+        (1, 0, 0),
     ),
 }
 
@@ -100,7 +126,9 @@ def find(name: str) -> Found:
         return Found(name, path, None, f"{path} did not report a version")
     version = match.group(1)
     if program.minimum and _version_tuple(version)[: len(program.minimum)] < program.minimum:
-        return Found(name, path, version, f"version {version} is too old (need {program.supported})")
+        return Found(
+            name, path, version, f"version {version} is too old (need {program.supported})"
+        )
     return Found(name, path, version, None)
 
 

@@ -31,8 +31,10 @@ class Verdict:
     def line(self) -> str:
         shown = "missing" if self.value is None else f"{self.value:.4g}"
         word = "ok  " if self.ok else "FAIL"
-        return (f"{word} {self.key}: {shown} (baseline {self.expected:.4g}, "
-                f"band [{self.band[0]:.4g}, {self.band[1]:.4g}])")
+        return (
+            f"{word} {self.key}: {shown} (baseline {self.expected:.4g}, "
+            f"band [{self.band[0]:.4g}, {self.band[1]:.4g}])"
+        )
 
 
 def current_metrics(rows: list[TransferRow], variants: list[str]) -> dict[str, float]:
@@ -65,7 +67,9 @@ def make_baseline(
     return {"experiment": experiment, "provenance": provenance, "metrics": metrics}
 
 
-def check_against(rows: list[TransferRow], variants: list[str], baseline_path: Path) -> list[Verdict]:
+def check_against(
+    rows: list[TransferRow], variants: list[str], baseline_path: Path
+) -> list[Verdict]:
     baseline = json.loads(baseline_path.read_text())
     current = current_metrics(rows, variants)
     verdicts = []

@@ -76,8 +76,16 @@ def circuit_summary(circuits: list[CircuitRow], variants: list[str]) -> list[lis
         for members in legs.values():
             by_size[len(members)] += 1
         shape = ", ".join(f"{n} legs: {count}" for n, count in sorted(by_size.items())) or "–"
-        rows.append([variant, str(len(built)), str(len(mine) - len(built)), _seconds(median),
-                     str(len(legs)), shape])
+        rows.append(
+            [
+                variant,
+                str(len(built)),
+                str(len(mine) - len(built)),
+                _seconds(median),
+                str(len(legs)),
+                shape,
+            ]
+        )
     return rows
 
 
@@ -100,12 +108,14 @@ def write_report(spec: Spec, layout: Layout, backend_note: str = "") -> ReportRe
     failures = [
         f"{c.variant}/seed-{c.seed} {c.host}: {c.completed}/{c.attempted} transfers completed "
         f"(< {spec.checks.min_completion:.0%})"
-        for c in checks if not c.ok
+        for c in checks
+        if not c.ok
     ]
     failures += [
         f"{m['variant']}/seed-{m['seed']}: run {m.get('status')}"
         + (f": {str(m.get('error', '')).splitlines()[0]}" if m.get("error") else "")
-        for m in manifests if m.get("status") != STATUS_COMPLETE
+        for m in manifests
+        if m.get("status") != STATUS_COMPLETE
     ]
 
     out = layout.report_dir
@@ -125,17 +135,25 @@ def write_report(spec: Spec, layout: Layout, backend_note: str = "") -> ReportRe
         f"- seeds: {', '.join(map(str, spec.seeds))}; baseline variant: `{spec.baseline}`",
         f"- simulated time: {spec.duration.bootstrap:.0f} s bootstrap + "
         f"{spec.duration.measure:.0f} s of traffic",
-        "- versions: " + ", ".join(
-            f"{k} {v}" for k, v in sorted((first.get("versions") or {}).items()) if v
-        ),
+        "- versions: "
+        + ", ".join(f"{k} {v}" for k, v in sorted((first.get("versions") or {}).items()) if v),
     ]
     if backend_note:
         lines += [f"- note: {backend_note}"]
     lines += ["", "## Runs", ""]
     lines += _table(
         ["variant", "seed", "status", "generate (s)", "simulate (s)", "collect (s)"],
-        [[str(m["variant"]), str(m["seed"]), str(m.get("status")), _phase(m, "generate"),
-          _phase(m, "simulate"), _phase(m, "collect")] for m in manifests],
+        [
+            [
+                str(m["variant"]),
+                str(m["seed"]),
+                str(m.get("status")),
+                _phase(m, "generate"),
+                _phase(m, "simulate"),
+                _phase(m, "collect"),
+            ]
+            for m in manifests
+        ],
     )
     lines += ["", "## Checks", ""]
     passed = sum(c.ok for c in checks)
@@ -147,42 +165,100 @@ def write_report(spec: Spec, layout: Layout, backend_note: str = "") -> ReportRe
         lines += ["", "**FAILED:**", ""] + [f"- {f}" for f in failures]
     worst = sorted(checks, key=lambda c: c.rate)[:3]
     if worst:
-        lines += ["", "Lowest completion: " + "; ".join(
-            f"{c.variant}/seed-{c.seed} {c.host} {c.completed}/{c.attempted}" for c in worst
-        )]
+        lines += [
+            "",
+            "Lowest completion: "
+            + "; ".join(
+                f"{c.variant}/seed-{c.seed} {c.host} {c.completed}/{c.attempted}" for c in worst
+            ),
+        ]
 
-    lines += ["", "## Transfers", "",
-              "Pooled over seeds; times in seconds from the request to the first/last byte "
-              "(as tornettools counts them); goodput is size over time to last byte.", ""]
+    lines += [
+        "",
+        "## Transfers",
+        "",
+        "Pooled over seeds; times in seconds from the request to the first/last byte "
+        "(as tornettools counts them); goodput is size over time to last byte.",
+        "",
+    ]
     summaries = summarize(transfers, variants)
     lines += _table(
-        ["class", "size", "variant", "n ok", "failed", "error rate", "TTFB median",
-         "TTFB p90", "TTLB median", "TTLB p90", "goodput median (Mbit/s)"],
-        [[g.cls, human_size(g.size), g.variant, str(g.completed), str(g.failed),
-          f"{g.error_rate:.1%}", _seconds(g.ttfb_median), _seconds(g.ttfb_p90),
-          _seconds(g.ttlb_median), _seconds(g.ttlb_p90), f"{g.goodput_median:.2f}"]
-         for g in summaries],
+        [
+            "class",
+            "size",
+            "variant",
+            "n ok",
+            "failed",
+            "error rate",
+            "TTFB median",
+            "TTFB p90",
+            "TTLB median",
+            "TTLB p90",
+            "goodput median (Mbit/s)",
+        ],
+        [
+            [
+                g.cls,
+                human_size(g.size),
+                g.variant,
+                str(g.completed),
+                str(g.failed),
+                f"{g.error_rate:.1%}",
+                _seconds(g.ttfb_median),
+                _seconds(g.ttfb_p90),
+                _seconds(g.ttlb_median),
+                _seconds(g.ttlb_p90),
+                f"{g.goodput_median:.2f}",
+            ]
+            for g in summaries
+        ],
     )
-    lines += ["", f"## Change against `{spec.baseline}`", "",
-              "Relative change of the per-seed median (negative is faster for times), "
-              "mean over seeds with a 95% t confidence interval across seeds.", ""]
-    ttlb = {(c.variant, c.cls, c.size): c for c in changes_against(transfers, spec.baseline,
-                                                                    "ttlb")}
-    ttfb = {(c.variant, c.cls, c.size): c for c in changes_against(transfers, spec.baseline,
-                                                                    "ttfb")}
+    lines += [
+        "",
+        f"## Change against `{spec.baseline}`",
+        "",
+        "Relative change of the per-seed median (negative is faster for times), "
+        "mean over seeds with a 95% t confidence interval across seeds.",
+        "",
+    ]
+    ttlb = {
+        (c.variant, c.cls, c.size): c for c in changes_against(transfers, spec.baseline, "ttlb")
+    }
+    ttfb = {
+        (c.variant, c.cls, c.size): c for c in changes_against(transfers, spec.baseline, "ttfb")
+    }
     lines += _table(
         ["class", "size", "variant", "TTFB change", "TTLB change"],
-        [[cls, human_size(size), variant, ttfb[(variant, cls, size)].estimate.format(100, "%"),
-          change.estimate.format(100, "%")]
-         for (variant, cls, size), change in sorted(ttlb.items(), key=lambda kv: kv[0][1:])
-         if (variant, cls, size) in ttfb],
+        [
+            [
+                cls,
+                human_size(size),
+                variant,
+                ttfb[(variant, cls, size)].estimate.format(100, "%"),
+                change.estimate.format(100, "%"),
+            ]
+            for (variant, cls, size), change in sorted(ttlb.items(), key=lambda kv: kv[0][1:])
+            if (variant, cls, size) in ttfb
+        ],
     )
-    lines += ["", "## Circuits", "", "Clients' circuits from oniontrace CIRC events, without "
-              "onion-service (HS_*) circuits; a conflux set is the legs linked under one "
-              "CONFLUX_ID.", ""]
+    lines += [
+        "",
+        "## Circuits",
+        "",
+        "Clients' circuits from oniontrace CIRC events, without "
+        "onion-service (HS_*) circuits; a conflux set is the legs linked under one "
+        "CONFLUX_ID.",
+        "",
+    ]
     lines += _table(
-        ["variant", "built", "failed", "build time median (s)", "conflux sets linked",
-         "sets by number of legs"],
+        [
+            "variant",
+            "built",
+            "failed",
+            "build time median (s)",
+            "conflux sets linked",
+            "sets by number of legs",
+        ],
         circuit_summary(circuits, variants),
     )
     lines += ["", "## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots]

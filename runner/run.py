@@ -48,8 +48,14 @@ def resolve_tools() -> Tools:
 
 
 def _one_run(
-    spec: Spec, variant_name: str, seed: int, layout: Layout, tools: Tools,
-    command: list[str], parallelism: int, progress: Progress,
+    spec: Spec,
+    variant_name: str,
+    seed: int,
+    layout: Layout,
+    tools: Tools,
+    command: list[str],
+    parallelism: int,
+    progress: Progress,
 ) -> RunOutcome:
     label = f"{variant_name}/seed-{seed}"
     run_dir = layout.run_dir(variant_name, seed)
@@ -59,7 +65,9 @@ def _one_run(
         progress.phase(label, "simulate")
         started = time.monotonic()
         run_shadow(
-            run_dir, tools.paths["shadow"], parallelism,
+            run_dir,
+            tools.paths["shadow"],
+            parallelism,
             on_progress=lambda pct: progress.percent(label, pct),
         )
         manifest = read_manifest(run_dir)

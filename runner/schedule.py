@@ -35,7 +35,7 @@ def host_processes(
         Process("tor", ("--defaults-torrc", "torrc-defaults", "-f", "torrc"), start),
         Process(
             "oniontrace",
-            (f"Mode=log", f"TorControlPort={control_port}", "LogLevel=info", f"Events={events}"),
+            ("Mode=log", f"TorControlPort={control_port}", "LogLevel=info", f"Events={events}"),
             start + 1,
         ),
     ]

@@ -264,7 +264,9 @@ def _network(value: Any, where: Where) -> Network:
         ),
         regions=_regions(sbody.get("regions"), servers_where.child("regions"), topology),
         port=_value(
-            sbody.get("port", 80), servers_where.child("port"), Param("int", minimum=1, maximum=65535)
+            sbody.get("port", 80),
+            servers_where.child("port"),
+            Param("int", minimum=1, maximum=65535),
         ),
     )
     return Network(topology, authorities, tuple(relays), tuple(clients), servers)
@@ -398,5 +400,7 @@ def load_spec(path: Path) -> Spec:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "(file)"
-        raise SpecError(shown, where, f"expected valid YAML ({getattr(exc, 'problem', exc)})") from None
+        raise SpecError(
+            shown, where, f"expected valid YAML ({getattr(exc, 'problem', exc)})"
+        ) from None
     return parse_spec(data, shown, hashlib.sha256(text).hexdigest())

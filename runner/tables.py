@@ -51,10 +51,17 @@ def read_transfers(path: Path) -> list[TransferRow]:
     with path.open(newline="") as handle:
         return [
             TransferRow(
-                variant=r["variant"], seed=int(r["seed"]), host=r["host"], cls=r["class"],
-                measured=r["measured"] == "1", size=int(r["size_bytes"]),
-                start=float(r["start_s"]), ttfb=_float(r["ttfb_s"]), ttlb=_float(r["ttlb_s"]),
-                success=r["success"] == "1", error=r["error"],
+                variant=r["variant"],
+                seed=int(r["seed"]),
+                host=r["host"],
+                cls=r["class"],
+                measured=r["measured"] == "1",
+                size=int(r["size_bytes"]),
+                start=float(r["start_s"]),
+                ttfb=_float(r["ttfb_s"]),
+                ttlb=_float(r["ttlb_s"]),
+                success=r["success"] == "1",
+                error=r["error"],
             )
             for r in csv.DictReader(handle)
         ]
@@ -64,9 +71,16 @@ def read_circuits(path: Path) -> list[CircuitRow]:
     with path.open(newline="") as handle:
         return [
             CircuitRow(
-                variant=r["variant"], seed=int(r["seed"]), host=r["host"], cls=r["class"],
-                circuit_id=r["circuit_id"], status=r["status"], time=float(r["time_s"]),
-                build=_float(r["build_s"]), purpose=r["purpose"], conflux_id=r["conflux_id"],
+                variant=r["variant"],
+                seed=int(r["seed"]),
+                host=r["host"],
+                cls=r["class"],
+                circuit_id=r["circuit_id"],
+                status=r["status"],
+                time=float(r["time_s"]),
+                build=_float(r["build_s"]),
+                purpose=r["purpose"],
+                conflux_id=r["conflux_id"],
             )
             for r in csv.DictReader(handle)
         ]

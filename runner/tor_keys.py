@@ -52,8 +52,16 @@ def _make_identity(tor: str, datadir: Path, nickname: str) -> str:
     keygen = datadir / "keygen.torrc"
     keygen.write_text(_KEYGEN_TORRC)
     _run(
-        [tor, "--list-fingerprint", "--DataDirectory", str(datadir), "--Nickname", nickname,
-         "-f", str(keygen)],
+        [
+            tor,
+            "--list-fingerprint",
+            "--DataDirectory",
+            str(datadir),
+            "--Nickname",
+            nickname,
+            "-f",
+            str(keygen),
+        ],
         cwd=datadir,
     )
     keygen.unlink()
@@ -66,8 +74,14 @@ def _make_identity(tor: str, datadir: Path, nickname: str) -> str:
 def _make_authority_cert(
     tor_gencert: str, faketime: str | None, keys_dir: Path, cert_time: str | None
 ) -> str:
-    cmd = [tor_gencert, "--create-identity-key", "-m", str(CERT_LIFETIME_MONTHS),
-           "--passphrase-fd", "0"]
+    cmd = [
+        tor_gencert,
+        "--create-identity-key",
+        "-m",
+        str(CERT_LIFETIME_MONTHS),
+        "--passphrase-fd",
+        "0",
+    ]
     if cert_time is not None:
         if faketime is None:
             raise RunError("faketime is needed to make certificates for a simulated clock")

@@ -30,8 +30,11 @@ def conf_file(role: str) -> str:
 
 
 def common_torrc(authorities: list[tuple[Host, HostKeys, Ports]], geoip: bool = False) -> str:
-    lines = [f"DirAuthority {h.name} orport={p.or_port} no-v2 v3ident={k.v3ident} "
-             f"{h.ip}:{p.dir_port} {k.fingerprint}" for h, k, p in authorities]
+    lines = [
+        f"DirAuthority {h.name} orport={p.or_port} no-v2 v3ident={k.v3ident} "
+        f"{h.ip}:{p.dir_port} {k.fingerprint}"
+        for h, k, p in authorities
+    ]
     lines += [
         "TestingTorNetwork 1",
         # Turned on by TestingTorNetwork; unused here and costly in memory.
@@ -95,7 +98,7 @@ def authority_torrc(plan: NetworkPlan, keys: dict[str, HostKeys], variant: Varia
 
 
 ROLE_TORRC = {
-    "relay": 'SocksPort 0\n',
+    "relay": "SocksPort 0\n",
     "exitguard": 'ExitPolicy "accept *:*"\n',
     "exit": 'ExitPolicy "accept *:*"\n',
     "guard": 'ExitPolicy "reject *:*"\n',

@@ -51,12 +51,14 @@ def to_shadow_gml(graph: nx.Graph) -> str:
     check_shadow_rules(graph)
     lines = ["graph [", "  directed 0"]
     for node, data in sorted(graph.nodes(data=True)):
+        down = format_bandwidth_for_shadow(data["host_bandwidth_down"])
+        up = format_bandwidth_for_shadow(data["host_bandwidth_up"])
         lines += [
             "  node [",
             f"    id {node}",
             f"    label {_quote(str(data['region']))}",
-            f"    host_bandwidth_down {_quote(format_bandwidth_for_shadow(data['host_bandwidth_down']))}",
-            f"    host_bandwidth_up {_quote(format_bandwidth_for_shadow(data['host_bandwidth_up']))}",
+            f"    host_bandwidth_down {_quote(down)}",
+            f"    host_bandwidth_up {_quote(up)}",
             "  ]",
         ]
     for a, b, data in sorted(graph.edges(data=True), key=lambda e: (min(e[:2]), max(e[:2]))):

@@ -33,7 +33,9 @@ _LATENCY = Param("time", minimum=0.000001)
 _LOSS = Param("float", minimum=0.0, maximum=1.0)
 
 
-def _pairs(value: Any, where: Where, regions: tuple[str, ...], convert: Param) -> dict:
+def _pairs(
+    value: Any, where: Where, regions: tuple[str, ...], convert: Param
+) -> dict[frozenset[str], Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):

@@ -1,0 +1,58 @@
+# Experiment framework for Tor performance research under Shadow.
+# `make help` lists the targets.
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+EXP ?= ci-small
+JOBS ?=
+RESULTS ?= results
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+DEBIAN_PACKAGES := $(shell grep -v '^\#' runner/debian-packages.txt)
+JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),)
+
+.PHONY: help setup check test lint typecheck unit experiment regress baseline clean
+
+help:
+	@echo "make setup                  install Debian packages and the Python environment"
+	@echo "make check                  report which prerequisites (tor, Shadow, tgen, ...) are present"
+	@echo "make test                   lint, type-check and run the tests"
+	@echo "make experiment EXP=<name>  run, collect and compare configs/<name>.yaml [JOBS=n]"
+	@echo "make regress                re-run ci-small and check it against results/baselines/"
+	@echo "make baseline               re-write results/baselines/ci-small.json from a fresh run"
+
+setup:
+	$(SUDO) apt-get update -q
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(DEBIAN_PACKAGES)
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+
+check:
+	$(PY) -m runner check
+
+lint:
+	$(PY) -m ruff check runner topologies workloads tests
+	$(PY) -m ruff format --check runner topologies workloads tests
+
+typecheck:
+	$(PY) -m mypy
+
+unit:
+	$(PY) -m pytest -ra
+
+test: lint typecheck unit
+
+experiment:
+	$(PY) -m runner experiment configs/$(EXP).yaml --results $(RESULTS) $(JOBS_ARG)
+
+regress:
+	$(PY) -m runner regress configs/ci-small.yaml --results $(RESULTS) $(JOBS_ARG) \
+		--baseline results/baselines/ci-small.json
+
+baseline:
+	$(PY) -m runner regress configs/ci-small.yaml --results $(RESULTS) $(JOBS_ARG) \
+		--baseline results/baselines/ci-small.json --write
+
+clean:
+	rm -rf $(RESULTS)/ci-small

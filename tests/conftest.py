@@ -1,0 +1,38 @@
+"""Shared test helpers: paths, and skips that say why."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from runner.prereqs import find
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+CI_SMALL = ROOT / "configs" / "ci-small.yaml"
+
+
+def _missing(names: tuple[str, ...]) -> list[str]:
+    return [f"{n} ({find(n).problem})" for n in names if not find(n).ok]
+
+
+def _skip_unless(names: tuple[str, ...]) -> pytest.MarkDecorator:
+    missing = _missing(names)
+    return pytest.mark.skipif(bool(missing), reason="missing: " + "; ".join(missing))
+
+
+needs_tor = _skip_unless(("tor", "tor-gencert", "faketime"))
+needs_shadow = _skip_unless(("tor", "tor-gencert", "faketime", "shadow", "tgen", "oniontrace"))
+
+
+@pytest.fixture
+def ci_small_text() -> str:
+    return CI_SMALL.read_text()
+
+
+def copy_fixture(name: str, dest: Path) -> Path:
+    target = dest / name
+    shutil.copy(FIXTURES / name, target)
+    return target

@@ -1,0 +1,89 @@
+"""Network generation with the real tor: keys, certificates, --verify-config."""
+
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import yaml
+
+from runner.errors import RunError
+from runner.generate import Tools, generate_run
+from runner.layout import Layout, partial_path
+from runner.prereqs import find
+from runner.spec import load_spec
+from tests.conftest import CI_SMALL, needs_tor
+
+
+def _tools() -> Tools:
+    names = ("tor", "tor-gencert", "faketime")
+    paths = {n: str(find(n).path) for n in names}
+    # Simulation programs only appear in shadow.yaml; generation does not run them.
+    paths.update(shadow="/nonexistent/shadow", tgen="/usr/bin/tgen", oniontrace="/usr/bin/ot")
+    return Tools(paths, {n: find(n).version for n in names})
+
+
+@needs_tor
+def test_generated_run_is_a_complete_private_network(tmp_path: Path) -> None:
+    spec = load_spec(CI_SMALL)
+    variant = replace(spec.variant("conflux-on"), consensus={"cfx_enabled": 1, "cc_alg": 2})
+    run = generate_run(spec, variant, 1, Layout(tmp_path, spec.name), _tools(), sys.argv)
+    assert run == tmp_path / "ci-small" / "conflux-on" / "seed-1"
+    assert not partial_path(run).exists()
+
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["status"] == "generated"
+    assert manifest["spec"]["sha256"] == spec.sha256
+    assert manifest["versions"]["tor"].startswith("0.4.")
+    assert manifest["hosts"]["perfclient1exit"] == manifest["hosts"]["perfclient1exit"] | {
+        "role": "client",
+        "class": "perf",
+        "variant": "conflux-on",
+        "measured": True,
+    }
+
+    hosts = run / "shadow.data.template" / "hosts"
+    authority = (hosts / "4uthority1" / "torrc-defaults").read_text()
+    assert "tor.authority.torrc" in authority
+    conf = run / "conf"
+    assert "ConsensusParams cc_alg=2 cfx_enabled=1" in (conf / "tor.authority.torrc").read_text()
+    common = (conf / "tor.common.torrc").read_text()
+    fingerprint = (hosts / "4uthority1" / "fingerprint").read_text().split()[1]
+    assert f"DirAuthority 4uthority1 orport=9001 no-v2 v3ident=" in common
+    assert common.split("\n")[0].endswith(fingerprint)
+    assert "TestingTorNetwork 1" in common
+    assert (hosts / "4uthority1" / "keys" / "authority_certificate").is_file()
+    assert "ConfluxEnabled 1" in (hosts / "perfclient2exit" / "torrc").read_text()
+    assert "ConfluxEnabled" not in (hosts / "relay1exit" / "torrc").read_text()
+    v3bw = (hosts / "4uthority1" / "v3bw").read_text().splitlines()
+    assert v3bw[0] == "946684801" and len(v3bw) == 1 + 7  # authority + 6 relays
+
+    shadow = yaml.safe_load((run / "shadow.yaml").read_text())
+    assert shadow["general"]["seed"] == 1
+    assert shadow["general"]["stop_time"] == "900 s"
+    client = shadow["hosts"]["perfclient1exit"]
+    programs = [p["path"] for p in client["processes"]]
+    assert programs == [_tools().paths[n] for n in ("tor", "oniontrace", "tgen")]
+    assert client["processes"][2]["start_time"] == "300 s"
+    assert client["processes"][2]["args"] == ["../../../conf/tgen.perf.graphml"]
+
+
+@needs_tor
+def test_variants_of_a_seed_share_relay_identities(tmp_path: Path) -> None:
+    spec = load_spec(CI_SMALL)
+    layout = Layout(tmp_path, spec.name)
+    runs = [generate_run(spec, v, 2, layout, _tools(), []) for v in spec.variants]
+    fps = [(r / "shadow.data.template/hosts/relay3guard/fingerprint").read_text() for r in runs]
+    assert fps[0] == fps[1]
+
+
+@needs_tor
+def test_a_torrc_tor_rejects_fails_generation_and_leaves_nothing(tmp_path: Path) -> None:
+    spec = load_spec(CI_SMALL)
+    bad = replace(spec.variant("conflux-on"), torrc={"client": ("ConfluxEnabled banana",)})
+    layout = Layout(tmp_path, spec.name)
+    with pytest.raises(RunError, match="perfclient.*verify-config"):
+        generate_run(spec, bad, 1, layout, _tools(), [])
+    run = layout.run_dir("conflux-on", 1)
+    assert not run.exists() and not partial_path(run).exists()

@@ -1,0 +1,112 @@
+from pathlib import Path
+
+import pytest
+import yaml
+
+from runner.errors import SpecError
+from runner.spec import load_spec, parse_spec
+from tests.conftest import CI_SMALL
+
+
+def _broken(text: str, tmp_path: Path, edit) -> Path:  # type: ignore[no-untyped-def]
+    data = yaml.safe_load(text)
+    edit(data)
+    path = tmp_path / "broken.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def test_ci_small_is_valid() -> None:
+    spec = load_spec(CI_SMALL)
+    assert spec.name == "ci-small"
+    assert [v.name for v in spec.variants] == ["conflux-off", "conflux-on"]
+    assert spec.seeds == (1, 2)
+    assert spec.baseline == "conflux-off"
+    assert len(spec.sha256) == 64
+    assert spec.variant("conflux-on").torrc["client"] == ("ConfluxEnabled 1",)
+    assert spec.stop_time == 900
+
+
+@pytest.mark.parametrize(
+    ("edit", "key", "expected"),
+    [
+        (lambda d: d.update(colour="blue"), "colour", "unknown key"),
+        (
+            lambda d: d["network"]["relays"]["exit"].update(count="two"),
+            "network.relays.exit.count",
+            "expected an integer",
+        ),
+        (
+            lambda d: d["duration"].update(measure="ten minutes"),
+            "duration.measure",
+            "expected a time such as",
+        ),
+        (
+            lambda d: d["network"]["topology"].update(generator="torus"),
+            "network.topology.generator",
+            "unknown topology generator",
+        ),
+        (
+            lambda d: d["workloads"]["perf"]["params"].update(sizes=[]),
+            "workloads.perf.params.sizes",
+            "non-empty list",
+        ),
+        (
+            lambda d: d["network"]["clients"]["perf"].update(workload="video"),
+            "network.clients.perf.workload",
+            "no workload called 'video'",
+        ),
+        (
+            lambda d: d["variants"]["conflux-on"]["torrc"].update(bridge=["UseBridges 1"]),
+            "variants.conflux-on.torrc.bridge",
+            "unknown role",
+        ),
+        (lambda d: d.update(baseline="vanilla"), "baseline", "expected one of the variants"),
+        (lambda d: d["network"]["relays"].pop("exit"), "network.relays", "at least one exit"),
+        (lambda d: d.update(seeds=[1, 1]), "seeds", "distinct"),
+        (
+            lambda d: d["variants"]["conflux-on"].update(consensus={"cfx_enabled": "yes"}),
+            "variants.conflux-on.consensus.cfx_enabled",
+            "expected an integer",
+        ),
+    ],
+)
+def test_broken_specs_name_file_key_and_expectation(
+    ci_small_text: str,
+    tmp_path: Path,
+    edit,
+    key: str,
+    expected: str,  # type: ignore[no-untyped-def]
+) -> None:
+    path = _broken(ci_small_text, tmp_path, edit)
+    with pytest.raises(SpecError) as info:
+        load_spec(path)
+    assert info.value.path == str(path)
+    assert info.value.key == key
+    assert expected in info.value.expected
+    assert str(info.value).startswith(f"{path}: {key}: ")
+
+
+def test_missing_spec_file(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="no such spec file"):
+        load_spec(tmp_path / "nope.yaml")
+
+
+def test_invalid_yaml_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: x\nseeds: [1, 2\n")
+    with pytest.raises(SpecError, match="line"):
+        load_spec(path)
+
+
+def test_multi_region_topology_needs_every_pair(ci_small_text: str) -> None:
+    data = yaml.safe_load(ci_small_text)
+    data["network"]["topology"] = {
+        "generator": "multi_region",
+        "params": {"regions": ["na", "eu"], "latency": {"na-na": "10 ms", "na-eu": "45 ms"}},
+    }
+    with pytest.raises(SpecError, match="missing latency for the pair 'eu-eu'"):
+        parse_spec(data, "x.yaml")
+    data["network"]["topology"]["params"]["latency"]["eu-eu"] = "8 ms"
+    spec = parse_spec(data, "x.yaml")
+    assert spec.network.topology.regions == ("na", "eu")
