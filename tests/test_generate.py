@@ -50,7 +50,7 @@ def test_generated_run_is_a_complete_private_network(tmp_path: Path) -> None:
     assert "ConsensusParams cc_alg=2 cfx_enabled=1" in (conf / "tor.authority.torrc").read_text()
     common = (conf / "tor.common.torrc").read_text()
     fingerprint = (hosts / "4uthority1" / "fingerprint").read_text().split()[1]
-    assert f"DirAuthority 4uthority1 orport=9001 no-v2 v3ident=" in common
+    assert "DirAuthority 4uthority1 orport=9001 no-v2 v3ident=" in common
     assert common.split("\n")[0].endswith(fingerprint)
     assert "TestingTorNetwork 1" in common
     assert (hosts / "4uthority1" / "keys" / "authority_certificate").is_file()

@@ -1,0 +1,40 @@
+import json
+from pathlib import Path
+
+from runner.regress import check_against, make_baseline
+from runner.tables import TransferRow
+
+
+def _rows(scale: float) -> list[TransferRow]:
+    return [
+        TransferRow(
+            "v",
+            1,
+            "perfclient1exit",
+            "perf",
+            True,
+            51200,
+            300.0,
+            0.2 * scale,
+            0.5 * scale,
+            True,
+            "",
+        )
+        for _ in range(5)
+    ]
+
+
+def test_baseline_round_trip_passes_and_a_slowdown_fails(tmp_path: Path) -> None:
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps(make_baseline(_rows(1.0), ["v"], "x", {})))
+    assert all(v.ok for v in check_against(_rows(1.2), ["v"], path))
+    verdicts = {v.key: v for v in check_against(_rows(2.0), ["v"], path)}
+    assert not verdicts["v/perf/51200/ttlb_median"].ok
+    assert "FAIL" in verdicts["v/perf/51200/ttlb_median"].line()
+
+
+def test_a_metric_missing_from_the_results_fails(tmp_path: Path) -> None:
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps(make_baseline(_rows(1.0), ["v"], "x", {})))
+    verdicts = check_against([], ["v"], path)
+    assert verdicts and not any(v.ok for v in verdicts)

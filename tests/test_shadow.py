@@ -1,0 +1,92 @@
+"""Real simulations under Shadow (skipped, with the reason, when it is absent).
+
+A shortened ci-small (one seed, three minutes of traffic) keeps these to a
+couple of minutes on two cores.
+"""
+
+import csv
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from runner.collect import transfer_rows
+from runner.manifest import read_manifest
+from runner.run import resolve_tools
+from runner.simulate import run_shadow
+from tests.conftest import ROOT, needs_shadow
+
+pytestmark = [pytest.mark.shadow, needs_shadow]
+
+
+def _short_spec(text: str, tmp_path: Path) -> Path:
+    data = yaml.safe_load(text)
+    data["seeds"] = [1]
+    data["duration"]["measure"] = "3 min"
+    path = tmp_path / "ci-small.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def _runner(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "runner", *args], cwd=ROOT, capture_output=True, text=True
+    )
+
+
+def test_experiment_end_to_end(ci_small_text: str, tmp_path: Path) -> None:
+    spec = _short_spec(ci_small_text, tmp_path)
+    results = tmp_path / "results"
+    proc = _runner("experiment", str(spec), "--results", str(results), "--jobs", "2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    exp = results / "ci-small"
+    report = (exp / "report" / "report.md").read_text()
+    assert "2/2 runs finished" in proc.stderr or "runs finished" in proc.stderr
+    assert "client-runs pass" in report and "FAILED" not in report
+    assert (exp / "report" / "ttlb-perf-5242880.png").stat().st_size > 10_000
+
+    with (exp / "transfers.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    for variant in ("conflux-off", "conflux-on"):
+        mine = [r for r in rows if r["variant"] == variant]
+        assert {r["host"] for r in mine} == {f"perfclient{i}exit" for i in range(1, 5)}
+        assert sum(r["success"] == "1" for r in mine) >= 0.95 * len(mine) > 0
+
+    # The feature under test was active: conflux legs link only where it is on.
+    with (exp / "circuits.csv").open() as handle:
+        circuits = list(csv.DictReader(handle))
+    legs: dict[tuple[str, str], set[str]] = {}
+    for c in circuits:
+        if c["conflux_id"]:
+            legs.setdefault((c["variant"], c["conflux_id"]), set()).add(c["circuit_id"])
+    assert not any(v == "conflux-off" for v, _ in legs)
+    on = [len(ids) for (v, _), ids in legs.items() if v == "conflux-on"]
+    assert on and max(on) == 2
+
+    manifest = read_manifest(exp / "conflux-on" / "seed-1")
+    assert set(manifest["phases"]) == {"generate_s", "simulate_s", "collect_s"}
+    assert manifest["versions"]["shadow"].startswith("3.")
+
+    again = _runner("run", str(spec), "--results", str(results))
+    assert again.returncode == 0
+    assert "2 of 2 runs already complete" in again.stdout
+
+
+def test_same_run_twice_gives_the_same_transfers(ci_small_text: str, tmp_path: Path) -> None:
+    spec = _short_spec(ci_small_text, tmp_path)
+    results = tmp_path / "results"
+    proc = _runner("run", str(spec), "--results", str(results), "--jobs", "1")
+    assert proc.returncode == 0, proc.stderr
+    # Both variants ran once; re-simulate one of them in a copy of its directory.
+    first = results / "ci-small" / "conflux-off" / "seed-1"
+    second = tmp_path / "again"
+    shutil.copytree(first, second, ignore=shutil.ignore_patterns("shadow.data"))
+    run_shadow(second, resolve_tools().paths["shadow"], parallelism=1)
+    manifest = read_manifest(first)
+    one = list(transfer_rows(first, manifest))
+    two = list(transfer_rows(second, manifest))
+    assert len(one) > 20
+    assert one == two
