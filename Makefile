@@ -11,7 +11,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBIAN_PACKAGES := $(shell grep -v '^\#' runner/debian-packages.txt)
 JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),)
 
-.PHONY: help setup check test lint typecheck unit experiment regress baseline clean
+.PHONY: help setup check test lint typecheck unit experiment regress baseline bench clean
 
 help:
 	@echo "make setup                  install Debian packages and the Python environment"
@@ -20,6 +20,7 @@ help:
 	@echo "make experiment EXP=<name>  run, collect and compare configs/<name>.yaml [JOBS=n]"
 	@echo "make regress                re-run ci-small and check it against results/baselines/"
 	@echo "make baseline               re-write results/baselines/ci-small.json from a fresh run"
+	@echo "make bench                  time each phase of ci-small, one run at a time -> bench/results.md"
 
 setup:
 	$(SUDO) apt-get update -q
@@ -53,6 +54,9 @@ regress:
 baseline:
 	$(PY) -m runner regress configs/ci-small.yaml --results $(RESULTS) $(JOBS_ARG) \
 		--baseline results/baselines/ci-small.json --write
+
+bench:
+	$(PY) -m runner.bench configs/$(EXP).yaml --out bench/results.md
 
 clean:
 	rm -rf $(RESULTS)/ci-small

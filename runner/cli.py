@@ -19,7 +19,7 @@ from runner.tables import read_transfers
 
 
 def _layout(spec: Spec, args: argparse.Namespace) -> Layout:
-    return Layout(Path(args.results), spec.name)
+    return Layout(Path(args.results).resolve(), spec.name)
 
 
 def cmd_check(args: argparse.Namespace) -> int:

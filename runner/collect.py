@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,67 +61,66 @@ class Collected:
     circuits: int
 
 
-def _logs(host_dir: Path, program: str) -> list[Path]:
-    return sorted(host_dir.glob(f"{program}.*.stdout"))
+def _client_logs(
+    run_dir: Path, manifest: dict[str, Any], program: str
+) -> Iterator[tuple[dict[str, Any], Path]]:
+    """Each client's logs of ``program``, with the row fields that name the client."""
+    for host, info in sorted(manifest["hosts"].items()):
+        if info["role"] != "client":
+            continue
+        who = {
+            "variant": manifest["variant"],
+            "seed": manifest["seed"],
+            "host": host,
+            "class": info["class"],
+        }
+        for log in sorted((run_dir / SHADOW_DATA / "hosts" / host).glob(f"{program}.*.stdout")):
+            yield who | {"measured": int(info["measured"])}, log
 
 
 def _round(value: float | None) -> str:
     return "" if value is None else f"{value:.6f}"
 
 
-def transfer_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterable[dict[str, Any]]:
+def transfer_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[str, Any]]:
     epoch = float(manifest.get("clock_epoch", 0))
-    for host, info in sorted(manifest["hosts"].items()):
-        if info["role"] != "client":
-            continue
-        for log in _logs(run_dir / SHADOW_DATA / "hosts" / host, "tgen"):
-            with log.open(errors="replace") as lines:
-                try:
-                    transfers = list(parse_tgen(lines))
-                except ValueError as exc:
-                    raise ValueError(f"{log}: {exc}") from None
-            for t in transfers:
-                yield {
-                    "variant": manifest["variant"],
-                    "seed": manifest["seed"],
-                    "host": host,
-                    "class": info["class"],
-                    "measured": int(info["measured"]),
-                    "transfer_id": t.transfer_id,
-                    "vertex": t.vertex,
-                    "size_bytes": t.size,
-                    "bytes_received": t.bytes_received,
-                    "start_s": _round(t.start - epoch),
-                    "end_s": _round(t.end - epoch),
-                    "ttfb_s": _round(t.ttfb),
-                    "ttlb_s": _round(t.ttlb),
-                    "success": int(t.success),
-                    "error": t.error,
+    for who, log in _client_logs(run_dir, manifest, "tgen"):
+        with log.open(errors="replace") as lines:
+            try:
+                transfers = list(parse_tgen(lines))
+            except ValueError as exc:
+                raise ValueError(f"{log}: {exc}") from None
+        for t in transfers:
+            yield who | {
+                "transfer_id": t.transfer_id,
+                "vertex": t.vertex,
+                "size_bytes": t.size,
+                "bytes_received": t.bytes_received,
+                "start_s": _round(t.start - epoch),
+                "end_s": _round(t.end - epoch),
+                "ttfb_s": _round(t.ttfb),
+                "ttlb_s": _round(t.ttlb),
+                "success": int(t.success),
+                "error": t.error,
+            }
+
+
+def circuit_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    epoch = float(manifest.get("clock_epoch", 0))
+    for who, log in _client_logs(run_dir, manifest, "oniontrace"):
+        del who["measured"]
+        with log.open(errors="replace") as lines:
+            for c in parse_oniontrace(lines):
+                yield who | {
+                    "circuit_id": c.circuit_id,
+                    "status": c.status,
+                    "time_s": _round(c.time - epoch),
+                    "build_s": _round(c.build_time),
+                    "purpose": c.purpose,
+                    "hops": c.hops,
+                    "reason": c.reason,
+                    "conflux_id": c.conflux_id,
                 }
-
-
-def circuit_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterable[dict[str, Any]]:
-    epoch = float(manifest.get("clock_epoch", 0))
-    for host, info in sorted(manifest["hosts"].items()):
-        if info["role"] != "client":
-            continue
-        for log in _logs(run_dir / SHADOW_DATA / "hosts" / host, "oniontrace"):
-            with log.open(errors="replace") as lines:
-                for c in parse_oniontrace(lines):
-                    yield {
-                        "variant": manifest["variant"],
-                        "seed": manifest["seed"],
-                        "host": host,
-                        "class": info["class"],
-                        "circuit_id": c.circuit_id,
-                        "status": c.status,
-                        "time_s": _round(c.time - epoch),
-                        "build_s": _round(c.build_time),
-                        "purpose": c.purpose,
-                        "hops": c.hops,
-                        "reason": c.reason,
-                        "conflux_id": c.conflux_id,
-                    }
 
 
 def _write_csv(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> None:

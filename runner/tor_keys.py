@@ -44,7 +44,8 @@ class HostKeys:
 def _run(cmd: list[str], cwd: Path, stdin: str | None = None) -> str:
     proc = subprocess.run(cmd, cwd=cwd, input=stdin, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise RunError(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr}")
+        output = (proc.stdout + proc.stderr).strip().splitlines()[-5:]
+        raise RunError(f"command failed ({proc.returncode}): {' '.join(cmd)}\n" + "\n".join(output))
     return proc.stdout
 
 
@@ -112,6 +113,7 @@ def ensure_keys(
     A host's directory appears only when complete (made in a temporary
     directory, then renamed), so an interrupted run never leaves half a key.
     """
+    store = store.resolve()  # tor runs inside the host directory
     store.mkdir(parents=True, exist_ok=True)
     # Runs of one seed share the store: the lock makes one of them make the
     # keys and the others wait and reuse them.

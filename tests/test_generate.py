@@ -87,3 +87,13 @@ def test_a_torrc_tor_rejects_fails_generation_and_leaves_nothing(tmp_path: Path)
         generate_run(spec, bad, 1, layout, _tools(), [])
     run = layout.run_dir("conflux-on", 1)
     assert not run.exists() and not partial_path(run).exists()
+
+
+@needs_tor
+def test_a_relative_results_directory_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    spec = load_spec(CI_SMALL)
+    run = generate_run(spec, spec.variants[0], 1, Layout(Path("results"), spec.name), _tools(), [])
+    assert (run / "shadow.data.template/hosts/4uthority1/keys/authority_certificate").is_file()

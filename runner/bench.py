@@ -1,0 +1,75 @@
+"""Benchmark: time and memory of each phase of an experiment, on this machine.
+
+Runs the experiment from scratch in a temporary results directory, one run
+at a time (so times and peak memory belong to one simulation), and appends
+a row per run to ``bench/results.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from runner.collect import collect
+from runner.layout import Layout
+from runner.manifest import read_manifest
+from runner.run import resolve_tools, run_experiment
+from runner.spec import load_spec
+
+HEADER = (
+    "| date | machine | experiment | run | generate (s) | simulate (s) | collect (s) "
+    "| peak RSS of a child (MiB) | versions |\n"
+    "|---|---|---|---|---|---|---|---|---|\n"
+)
+
+
+def _machine() -> str:
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return f"{os.cpu_count()} cores, {memory:.0f} GiB, {platform.machine()}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="runner.bench", description=__doc__)
+    parser.add_argument("spec")
+    parser.add_argument("--out", default="bench/results.md")
+    args = parser.parse_args(argv)
+    spec = load_spec(Path(args.spec))
+    tools = resolve_tools()
+    versions = ", ".join(f"{k} {v}" for k, v in sorted(tools.versions.items()) if v)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
+        layout = Layout(Path(tmp), spec.name)
+        started = time.monotonic()
+        outcomes = run_experiment(spec, layout, sys.argv, jobs=1, tools=tools)
+        if any(o.status != "complete" for o in outcomes):
+            print("a run failed; no benchmark recorded", file=sys.stderr)
+            return 1
+        collect(spec, layout)
+        total = time.monotonic() - started
+        # ru_maxrss of children is the largest single descendant (Shadow and its tors).
+        peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        today = datetime.now(UTC).strftime("%Y-%m-%d")
+        for o in outcomes:
+            phases = read_manifest(o.run_dir)["phases"]
+            rows.append(
+                f"| {today} | {_machine()} | {spec.name} | {o.variant}/seed-{o.seed} "
+                f"| {phases['generate_s']:.1f} | {phases['simulate_s']:.1f} "
+                f"| {phases['collect_s']:.2f} | {peak_mib:.0f} | {versions} |\n"
+            )
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    existing = out.read_text() if out.is_file() else "# Benchmarks\n\n" + HEADER
+    out.write_text(existing + "".join(rows))
+    print(f"{len(rows)} runs in {total:.0f} s; appended to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
