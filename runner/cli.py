@@ -125,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
         ("regress", cmd_regress, "run the experiment and check it against a baseline"),
     ):
         p = with_spec(name, text)
-        p.add_argument("--jobs", type=int, default=None, help="runs at once (default: cores)")
+        p.add_argument("--jobs", type=int, default=None, help="runs at once (default: cores / 2)")
         p.set_defaults(func=func)
         if name == "regress":
             p.add_argument("--baseline", required=True, help="baseline JSON file")
