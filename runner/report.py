@@ -140,6 +140,20 @@ def write_report(spec: Spec, layout: Layout, backend_note: str = "") -> ReportRe
     ]
     if backend_note:
         lines += [f"- note: {backend_note}"]
+    lines += ["", "## Variants", ""]
+    lines += _table(
+        ["variant", "description", "tor", "torrc lines", "consensus parameters"],
+        [
+            [
+                v.name + (" (baseline)" if v.name == spec.baseline else ""),
+                v.description or "–",
+                v.tor,
+                "; ".join(f"{role}: {', '.join(ls)}" for role, ls in v.torrc.items()) or "–",
+                " ".join(f"{k}={x}" for k, x in sorted(v.consensus.items())) or "–",
+            ]
+            for v in spec.variants
+        ],
+    )
     lines += ["", "## Runs", ""]
     lines += _table(
         ["variant", "seed", "status", "generate (s)", "simulate (s)", "collect (s)"],

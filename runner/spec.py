@@ -85,6 +85,7 @@ class Variant:
     tor: str
     torrc: dict[str, tuple[str, ...]]
     consensus: dict[str, int]
+    description: str = ""
 
 
 @dataclass(frozen=True)
@@ -315,6 +316,10 @@ def _variants(value: Any, where: Where, client_classes: set[str]) -> tuple[Varia
             for i, line in enumerate(lines):
                 if "\n" in line or not _TORRC_LINE.match(line.strip()):
                     raise rw.child(i).error(f"expected one torrc line 'Option value', got {line!r}")
+                if line.split()[0].lower() == "consensusparams":
+                    raise rw.child(i).error(
+                        "set consensus parameters under the variant's 'consensus' key"
+                    )
             torrc[str(role)] = tuple(line.strip() for line in lines)
         consensus: dict[str, int] = {}
         cw = w.child("consensus")
@@ -327,7 +332,10 @@ def _variants(value: Any, where: Where, client_classes: set[str]) -> tuple[Varia
             consensus[str(key)] = _value(
                 raw, cw.child(str(key)), Param("int", minimum=-(2**31), maximum=2**31 - 1)
             )
-        variants.append(Variant(str(name), tor, torrc, consensus))
+        description = body.get("description", "")
+        if not isinstance(description, str):
+            raise w.child("description").error("expected a string")
+        variants.append(Variant(str(name), tor, torrc, consensus, description.strip()))
     return tuple(variants)
 
 

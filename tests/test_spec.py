@@ -62,6 +62,13 @@ def test_ci_small_is_valid() -> None:
             "unknown role",
         ),
         (lambda d: d.update(baseline="vanilla"), "baseline", "expected one of the variants"),
+        (
+            lambda d: d["variants"]["conflux-on"]["torrc"].update(
+                authority=["ConsensusParams cfx_enabled=1"]
+            ),
+            "variants.conflux-on.torrc.authority[0]",
+            "under the variant's 'consensus' key",
+        ),
         (lambda d: d["network"]["relays"].pop("exit"), "network.relays", "at least one exit"),
         (lambda d: d.update(seeds=[1, 1]), "seeds", "distinct"),
         (
