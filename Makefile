@@ -11,12 +11,14 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBIAN_PACKAGES := $(shell grep -v '^\#' runner/debian-packages.txt)
 JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),)
 
-.PHONY: help setup check test lint typecheck unit experiment regress baseline bench clean
+.PHONY: help setup check test lint typecheck unit experiment regress baseline bench tor tor-test clean
 
 help:
 	@echo "make setup                  install Debian packages and the Python environment"
 	@echo "make check                  report which prerequisites (tor, Shadow, tgen, ...) are present"
 	@echo "make test                   lint, type-check and run the tests"
+	@echo "make tor                    build the patched tor (pinned source + tor-patches/series), cached"
+	@echo "make tor-test               run tor's unit tests in the patched build"
 	@echo "make experiment EXP=<name>  run, collect and compare configs/<name>.yaml [JOBS=n]"
 	@echo "make regress                re-run ci-small and check it against results/baselines/"
 	@echo "make baseline               re-write results/baselines/ci-small.json from a fresh run"
@@ -24,6 +26,7 @@ help:
 
 setup:
 	$(SUDO) apt-get update -q
+	$(SUDO) tor-patches/enable-deb-src.sh
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(DEBIAN_PACKAGES)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
@@ -43,6 +46,12 @@ unit:
 	$(PY) -m pytest -ra
 
 test: lint typecheck unit
+
+tor:
+	$(PY) -m runner.torbuild build $(if $(JOBS),--jobs $(JOBS),)
+
+tor-test: tor
+	$(PY) -m runner.torbuild test
 
 experiment:
 	$(PY) -m runner experiment configs/$(EXP).yaml --results $(RESULTS) $(JOBS_ARG)

@@ -89,7 +89,7 @@ def cmd_regress(args: argparse.Namespace) -> int:
     variants = [v.name for v in spec.variants]
     baseline = Path(args.baseline)
     if args.write:
-        tools = resolve_tools()
+        tools = resolve_tools(spec)
         provenance = {"spec_sha256": spec.sha256, "versions": tools.versions}
         write_json_atomic(baseline, make_baseline(rows, variants, spec.name, provenance))
         print(f"wrote {baseline}")

@@ -46,6 +46,7 @@ from workloads.tgen import write_graphml
 
 SHADOW_EPOCH = 946684800  # 2000-01-01 00:00:00 UTC, Shadow's simulated start
 SERVER_GRAPH = "tgen.server.graphml"
+PATCHED_TOR = "tor-patched"  # key of the patched build in Tools.paths
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,14 @@ class Tools:
 
     def key_tools(self) -> KeyTools:
         return KeyTools(self.paths["tor"], self.paths["tor-gencert"], self.paths.get("faketime"))
+
+    def for_variant(self, variant: Variant) -> dict[str, str]:
+        """Program paths for a variant's hosts: its tor build replaces ``tor``."""
+        if variant.tor == "stock":
+            return dict(self.paths)
+        if PATCHED_TOR not in self.paths:
+            raise RunError(f"variant {variant.name} needs the patched tor: run `make tor`")
+        return self.paths | {"tor": self.paths[PATCHED_TOR]}
 
 
 def workload_file(name: str) -> str:
@@ -162,6 +171,7 @@ def generate_run(
         layout.key_store("shadow", seed), relays, tools.key_tools(), SHADOW_CERT_TIME
     )
     ports = Ports()
+    programs = tools.for_variant(variant)
     try:
         _write_conf(work / "conf", spec, plan, keys, variant, ports)
         hosts_dir = work / SHADOW_TEMPLATE / "hosts"
@@ -169,7 +179,7 @@ def generate_run(
             _write_host(hosts_dir, host, plan, keys, variant, ports, SHADOW_EPOCH + 1)
         tor_homes = [hosts_dir / h.name for h in plan.hosts if h.runs_tor]
         with ThreadPoolExecutor(max_workers=2) as pool:
-            list(pool.map(lambda home: verify_torrc(tools.paths["tor"], home), tor_homes))
+            list(pool.map(lambda home: verify_torrc(programs["tor"], home), tor_homes))
 
         processes: dict[str, list[Process]] = {
             h.name: host_processes(
@@ -184,7 +194,7 @@ def generate_run(
         config = shadow_config(
             plan,
             processes,
-            tools.paths,
+            programs,
             spec.duration.bootstrap,
             spec.stop_time,
             seed,
@@ -209,7 +219,7 @@ def generate_run(
                 "measure_s": spec.duration.measure,
             },
             "versions": tools.versions,
-            "programs": tools.paths,
+            "programs": programs,
             "command": command,
             "hosts": host_manifest(plan, variant),
             "phases": {"generate_s": round(time.monotonic() - started, 3)},

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.errors import RunError
-from runner.generate import Tools, generate_run
+from runner.generate import PATCHED_TOR, Tools, generate_run
 from runner.layout import Layout
 from runner.manifest import (
     STATUS_COMPLETE,
@@ -28,6 +28,7 @@ from runner.prereqs import GENERATION_PROGRAMS, SIMULATION_PROGRAMS, require
 from runner.progress import Progress
 from runner.simulate import run_shadow
 from runner.spec import Spec
+from runner.torbuild import load_source, patched_tor
 
 
 @dataclass(frozen=True)
@@ -39,12 +40,16 @@ class RunOutcome:
     error: str | None = None
 
 
-def resolve_tools() -> Tools:
+def resolve_tools(spec: Spec | None = None) -> Tools:
+    """The programs on this machine; the patched tor too if ``spec`` uses it."""
     found = require((*GENERATION_PROGRAMS, *SIMULATION_PROGRAMS))
-    return Tools(
-        paths={name: f.path for name, f in found.items() if f.path},
-        versions={name: f.version for name, f in found.items()},
-    )
+    paths = {name: f.path for name, f in found.items() if f.path}
+    versions = {name: f.version for name, f in found.items()}
+    if spec is not None and any(v.tor == "patched" for v in spec.variants):
+        source = load_source()
+        paths[PATCHED_TOR] = str(patched_tor(source))
+        versions[PATCHED_TOR] = f"{source.debian_version} + series {source.key}"
+    return Tools(paths=paths, versions=versions)
 
 
 def _one_run(
@@ -97,7 +102,7 @@ def run_experiment(
     tools: Tools | None = None,
 ) -> list[RunOutcome]:
     """Generate and simulate every run not yet complete; return every outcome."""
-    tools = tools or resolve_tools()
+    tools = tools or resolve_tools(spec)
     cores = os.cpu_count() or 1
     # Two Shadow threads per run beat two one-thread runs on 2 cores (see
     # bench/results.md), so by default each run gets two cores.

@@ -22,7 +22,7 @@ from workloads.models import MODELS
 RELAY_ROLES = ("exitguard", "exit", "guard", "middle")
 # Roles a variant's torrc lines can target; client classes may be named too.
 TORRC_ROLES = ("all", "authority", "relay", *RELAY_ROLES, "client")
-TOR_BUILDS = ("stock",)
+TOR_BUILDS = ("stock", "patched")  # Debian's tor, or `make tor`'s build
 _NAME = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
 _CLASS = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 _TORRC_LINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\s+\S.*)?$")
