@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from runner.stats import Estimate, mean_ci, quantile
-from runner.tables import TransferRow
+from runner.tables import CircuitRow, TransferRow
 
 Key = tuple[str, str, int]  # variant, class, size
 
@@ -44,6 +44,7 @@ class Change:
     size: int
     metric: str
     estimate: Estimate  # relative change of the per-seed median, as a fraction
+    reference: str = ""
 
 
 @dataclass(frozen=True)
@@ -100,10 +101,18 @@ def summarize(rows: Iterable[TransferRow], variant_order: list[str]) -> list[Gro
     return sorted(result, key=lambda g: (g.cls, g.size, order.get(g.variant, 99)))
 
 
-def changes_against(
-    rows: Iterable[TransferRow], baseline: str, metric: str, quantile_q: float = 0.5
+def changes(
+    rows: Iterable[TransferRow],
+    pairs: Iterable[tuple[str, str]],
+    metric: str,
+    quantile_q: float = 0.5,
 ) -> list[Change]:
-    """Relative change of each variant's per-seed quantile against the baseline's."""
+    """Relative change of a variant's per-seed quantile against a reference's.
+
+    For each (variant, reference) pair, class and size: on every seed both
+    ran, ``variant / reference - 1``; then the mean and t interval of those.
+    ``Change.variant`` is ``variant``; ``Change.reference`` names the other.
+    """
     value_of = METRICS[metric]
     per_seed: dict[tuple[str, str, int, int], list[float]] = defaultdict(list)
     for row in _measured(rows):
@@ -111,18 +120,29 @@ def changes_against(
         if value is not None:
             per_seed[(row.variant, row.cls, row.size, row.seed)].append(value)
     stat = {key: quantile(values, quantile_q) for key, values in per_seed.items()}
+    groups = sorted({(c, s) for _, c, s, _ in stat})
     result = []
-    keys = sorted({(v, c, s) for v, c, s, _ in stat if v != baseline})
-    for variant, cls, size in keys:
-        samples = []
-        for (v, c, s, seed), value in stat.items():
-            if (v, c, s) != (variant, cls, size):
-                continue
-            base = stat.get((baseline, cls, size, seed))
-            if base:
-                samples.append(value / base - 1.0)
-        result.append(Change(variant, cls, size, metric, mean_ci(samples)))
+    for variant, reference in pairs:
+        for cls, size in groups:
+            samples = []
+            for (v, c, s, seed), value in stat.items():
+                if (v, c, s) != (variant, cls, size):
+                    continue
+                base = stat.get((reference, cls, size, seed))
+                if base:
+                    samples.append(value / base - 1.0)
+            if samples:
+                result.append(Change(variant, cls, size, metric, mean_ci(samples), reference))
     return result
+
+
+def changes_against(
+    rows: Iterable[TransferRow], baseline: str, metric: str, quantile_q: float = 0.5
+) -> list[Change]:
+    """Every other variant against ``baseline``."""
+    rows = list(rows)
+    others = sorted({r.variant for r in rows} - {baseline})
+    return changes(rows, [(v, baseline) for v in others], metric, quantile_q)
 
 
 def completion_checks(
@@ -157,3 +177,68 @@ def completion_checks(
                 )
             )
     return checks
+
+
+@dataclass(frozen=True)
+class LegCheck:
+    """Conflux sets one measured client linked in one run, against the variant's
+    expected number of legs (0: conflux must not be used)."""
+
+    variant: str
+    seed: int
+    host: str
+    expected: int
+    sets_by_legs: dict[int, int]  # legs -> number of sets
+
+    @property
+    def sets(self) -> int:
+        return sum(self.sets_by_legs.values())
+
+    @property
+    def ok(self) -> bool:
+        if self.expected == 0:
+            return self.sets == 0
+        return self.sets > 0 and set(self.sets_by_legs) == {self.expected}
+
+
+def conflux_leg_checks(
+    circuits: Iterable[CircuitRow],
+    measured_clients: dict[tuple[str, int], list[tuple[str, str]]],
+    expected_legs: dict[str, int],
+) -> list[LegCheck]:
+    """One check per measured client and run of each variant that expects a
+    number of conflux legs; legs are the circuits linked under one CONFLUX_ID."""
+    legs: dict[tuple[str, int, str, str], set[str]] = defaultdict(set)
+    for c in circuits:
+        if c.conflux_id:
+            legs[(c.variant, c.seed, c.host, c.conflux_id)].add(c.circuit_id)
+    checks = []
+    for (variant, seed), clients in sorted(measured_clients.items()):
+        if variant not in expected_legs:
+            continue
+        for host, _ in clients:
+            by_legs: dict[int, int] = defaultdict(int)
+            for (v, s, h, _), members in legs.items():
+                if (v, s, h) == (variant, seed, host):
+                    by_legs[len(members)] += 1
+            checks.append(LegCheck(variant, seed, host, expected_legs[variant], dict(by_legs)))
+    return checks
+
+
+def transfers_per_size(
+    rows: Iterable[TransferRow],
+    measured_clients: dict[tuple[str, int], list[tuple[str, str]]],
+    sizes: dict[str, tuple[int, ...]],
+) -> dict[tuple[str, int, str, int], int]:
+    """Completed transfers per (variant, seed, host, size) for every measured
+    client and every size its class's workload asks for (0 where none)."""
+    counts: dict[tuple[str, int, str, int], int] = defaultdict(int)
+    for row in _measured(rows):
+        if row.success:
+            counts[(row.variant, row.seed, row.host, row.size)] += 1
+    result = {}
+    for (variant, seed), clients in measured_clients.items():
+        for host, cls in clients:
+            for size in sizes.get(cls, ()):
+                result[(variant, seed, host, size)] = counts.get((variant, seed, host, size), 0)
+    return result

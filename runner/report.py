@@ -11,9 +11,11 @@ from typing import Any
 
 from runner.compare import (
     ClientCheck,
-    changes_against,
+    changes,
     completion_checks,
+    conflux_leg_checks,
     summarize,
+    transfers_per_size,
 )
 from runner.layout import Layout, partial_path
 from runner.manifest import STATUS_COMPLETE, read_manifest
@@ -111,6 +113,25 @@ def write_report(spec: Spec, layout: Layout, backend_note: str = "") -> ReportRe
         for c in checks
         if not c.ok
     ]
+    leg_checks = conflux_leg_checks(
+        circuits,
+        measured_clients,
+        {v.name: v.expect_conflux_legs for v in spec.variants if v.expect_conflux_legs is not None},
+    )
+    failures += [
+        f"{c.variant}/seed-{c.seed} {c.host}: conflux sets by legs {c.sets_by_legs or '{}'}, "
+        f"expected {'none' if c.expected == 0 else f'only {c.expected}-leg sets'}"
+        for c in leg_checks
+        if not c.ok
+    ]
+    per_size = transfers_per_size(transfers, measured_clients, spec.class_sizes())
+    minimum = spec.checks.min_transfers_per_size
+    failures += [
+        f"{variant}/seed-{seed} {host}: {count} completed {human_size(size)} transfers "
+        f"(< {minimum})"
+        for (variant, seed, host, size), count in sorted(per_size.items())
+        if count < minimum
+    ]
     failures += [
         f"{m['variant']}/seed-{m['seed']}: run {m.get('status')}"
         + (f": {str(m.get('error', '')).splitlines()[0]}" if m.get("error") else "")
@@ -177,6 +198,21 @@ def write_report(spec: Spec, layout: Layout, backend_note: str = "") -> ReportRe
     )
     if failures:
         lines += ["", "**FAILED:**", ""] + [f"- {f}" for f in failures]
+    if minimum:
+        fewest = min(per_size.values(), default=0)
+        lines += [
+            "",
+            f"Every measured client must complete at least {minimum} transfers of each "
+            f"size in every run: the fewest was {fewest}.",
+        ]
+    if leg_checks:
+        passed_legs = sum(c.ok for c in leg_checks)
+        lines += [
+            "",
+            "Conflux must be active as each variant expects (only sets of the expected "
+            f"number of legs; none where that is 0): {passed_legs}/{len(leg_checks)} "
+            "client-runs pass.",
+        ]
     worst = sorted(checks, key=lambda c: c.rate)[:3]
     if worst:
         lines += [
@@ -229,30 +265,34 @@ def write_report(spec: Spec, layout: Layout, backend_note: str = "") -> ReportRe
     )
     lines += [
         "",
-        f"## Change against `{spec.baseline}`",
+        "## Changes",
         "",
-        "Relative change of the per-seed median (negative is faster for times), "
-        "mean over seeds with a 95% t confidence interval across seeds.",
+        "Relative change of the per-seed median of a variant against its reference "
+        "(negative is faster), paired by seed: the mean over seeds with a 95% t "
+        "confidence interval across seeds.",
         "",
     ]
-    ttlb = {
-        (c.variant, c.cls, c.size): c for c in changes_against(transfers, spec.baseline, "ttlb")
-    }
-    ttfb = {
-        (c.variant, c.cls, c.size): c for c in changes_against(transfers, spec.baseline, "ttfb")
+    by_metric = {
+        metric: {
+            (c.variant, c.reference, c.cls, c.size): c
+            for c in changes(transfers, spec.comparisons, metric)
+        }
+        for metric in ("ttfb", "ttlb")
     }
     lines += _table(
-        ["class", "size", "variant", "TTFB change", "TTLB change"],
+        ["class", "size", "variant", "against", "TTFB change", "TTLB change"],
         [
             [
-                cls,
-                human_size(size),
-                variant,
-                ttfb[(variant, cls, size)].estimate.format(100, "%"),
+                key[2],
+                human_size(key[3]),
+                key[0],
+                key[1],
+                by_metric["ttfb"][key].estimate.format(100, "%")
+                if key in by_metric["ttfb"]
+                else "n/a",
                 change.estimate.format(100, "%"),
             ]
-            for (variant, cls, size), change in sorted(ttlb.items(), key=lambda kv: kv[0][1:])
-            if (variant, cls, size) in ttfb
+            for key, change in sorted(by_metric["ttlb"].items(), key=lambda kv: kv[0][2:])
         ],
     )
     lines += [

@@ -86,6 +86,9 @@ class Variant:
     torrc: dict[str, tuple[str, ...]]
     consensus: dict[str, int]
     description: str = ""
+    # Conflux legs every linked set of a measured client must have; 0 means
+    # conflux must not be used; None means no check.
+    expect_conflux_legs: int | None = None
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,7 @@ class Duration:
 @dataclass(frozen=True)
 class Checks:
     min_completion: float  # per measured client and run
+    min_transfers_per_size: int = 0  # completed, per measured client, run and size
 
 
 @dataclass(frozen=True)
@@ -112,6 +116,7 @@ class Spec:
     workloads: dict[str, Workload]
     variants: tuple[Variant, ...]
     checks: Checks
+    comparisons: tuple[tuple[str, str], ...] = ()  # (variant, reference) pairs
     raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     def variant(self, name: str) -> Variant:
@@ -123,6 +128,14 @@ class Spec:
     @property
     def stop_time(self) -> float:
         return self.duration.bootstrap + self.duration.measure
+
+    def class_sizes(self) -> dict[str, tuple[int, ...]]:
+        """The transfer sizes each client class's workload asks for."""
+        sizes = {}
+        for group in self.network.clients:
+            params = self.workloads[group.workload].params
+            sizes[group.name] = tuple(params["sizes"]) if "sizes" in params else (params["size"],)
+        return sizes
 
 
 def _mapping(
@@ -297,7 +310,9 @@ def _variants(value: Any, where: Where, client_classes: set[str]) -> tuple[Varia
     for name, body_value in value.items():
         w = where.child(str(name))
         _name(name, w)
-        body = _mapping(body_value or {}, w, (), ("tor", "torrc", "consensus", "description"))
+        body = _mapping(
+            body_value or {}, w, (), ("tor", "torrc", "consensus", "description", "expect")
+        )
         tor = body.get("tor", "stock")
         if tor not in TOR_BUILDS:
             raise w.child("tor").error(f"expected one of {', '.join(TOR_BUILDS)}, got {tor!r}")
@@ -335,12 +350,37 @@ def _variants(value: Any, where: Where, client_classes: set[str]) -> tuple[Varia
         description = body.get("description", "")
         if not isinstance(description, str):
             raise w.child("description").error("expected a string")
-        variants.append(Variant(str(name), tor, torrc, consensus, description.strip()))
+        ew = w.child("expect")
+        expect = _mapping(body.get("expect") or {}, ew, (), ("conflux_legs",))
+        legs = expect.get("conflux_legs")
+        if legs is not None:
+            legs = _value(legs, ew.child("conflux_legs"), Param("int", minimum=0, maximum=8))
+        variants.append(Variant(str(name), tor, torrc, consensus, description.strip(), legs))
     return tuple(variants)
 
 
+def _comparisons(
+    value: Any, where: Where, names: list[str], baseline: str
+) -> tuple[tuple[str, str], ...]:
+    """(variant, reference) pairs to compare; by default each variant against the baseline."""
+    if value is None:
+        return tuple((v, baseline) for v in names if v != baseline)
+    if not isinstance(value, list) or not value:
+        raise where.error("expected a list of [variant, reference] pairs")
+    pairs = []
+    for i, pair in enumerate(value):
+        pw = where.child(i)
+        if not isinstance(pair, list) or len(pair) != 2 or pair[0] == pair[1]:
+            raise pw.error("expected a pair [variant, reference] of two different variants")
+        for name in pair:
+            if name not in names:
+                raise pw.error(f"unknown variant {name!r} (variants: {names})")
+        pairs.append((str(pair[0]), str(pair[1])))
+    return tuple(pairs)
+
+
 TOP_REQUIRED = ("name", "seeds", "duration", "network", "workloads", "variants")
-TOP_OPTIONAL = ("description", "baseline", "checks")
+TOP_OPTIONAL = ("description", "baseline", "checks", "comparisons")
 
 
 def parse_spec(data: Any, path: str, sha256: str = "") -> Spec:
@@ -370,14 +410,20 @@ def parse_spec(data: Any, path: str, sha256: str = "") -> Spec:
     if baseline not in names:
         raise top.child("baseline").error(f"expected one of the variants {names}, got {baseline!r}")
     cw = top.child("checks")
-    cbody = _mapping(body.get("checks") or {}, cw, (), ("min_completion",))
+    cbody = _mapping(body.get("checks") or {}, cw, (), ("min_completion", "min_transfers_per_size"))
     checks = Checks(
         min_completion=_value(
             cbody.get("min_completion", 0.95),
             cw.child("min_completion"),
             Param("float", minimum=0.0, maximum=1.0),
-        )
+        ),
+        min_transfers_per_size=_value(
+            cbody.get("min_transfers_per_size", 0),
+            cw.child("min_transfers_per_size"),
+            Param("int", minimum=0),
+        ),
     )
+    comparisons = _comparisons(body.get("comparisons"), top.child("comparisons"), names, baseline)
     description = body.get("description", "")
     if not isinstance(description, str):
         raise top.child("description").error("expected a string")
@@ -393,6 +439,7 @@ def parse_spec(data: Any, path: str, sha256: str = "") -> Spec:
         workloads=workloads,
         variants=variants,
         checks=checks,
+        comparisons=comparisons,
         raw=body,
     )
 

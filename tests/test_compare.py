@@ -2,9 +2,16 @@ import math
 
 import pytest
 
-from runner.compare import changes_against, completion_checks, summarize
+from runner.compare import (
+    changes,
+    changes_against,
+    completion_checks,
+    conflux_leg_checks,
+    summarize,
+    transfers_per_size,
+)
 from runner.stats import dkw_epsilon, mean_ci
-from runner.tables import TransferRow
+from runner.tables import CircuitRow, TransferRow
 
 
 def _row(
@@ -81,3 +88,53 @@ def test_completion_check_catches_silent_and_failing_clients() -> None:
 def test_dkw_band_shrinks_with_n() -> None:
     assert dkw_epsilon(100) == pytest.approx(0.1358, abs=1e-3)
     assert dkw_epsilon(400) < dkw_epsilon(100)
+
+
+def _leg(variant: str, host: str, circ: str, cfx: str) -> CircuitRow:
+    return CircuitRow(variant, 1, host, "perf", circ, "BUILT", 10.0, 0.2, "CONFLUX_LINKED", cfx)
+
+
+def test_leg_checks_demand_exactly_the_expected_legs() -> None:
+    circuits = [
+        _leg("m", "perfclient1exit", "1", "A"),
+        _leg("m", "perfclient1exit", "2", "A"),
+        _leg("m", "perfclient1exit", "3", "A"),
+        _leg("m", "perfclient2exit", "1", "B"),
+        _leg("m", "perfclient2exit", "2", "B"),
+        _leg("off", "perfclient1exit", "5", "C"),
+        _leg("off", "perfclient1exit", "6", "C"),
+    ]
+    clients = {(v, 1): [(f"perfclient{i}exit", "perf") for i in (1, 2, 3)] for v in ("m", "off")}
+    checks = {
+        (c.variant, c.host): c for c in conflux_leg_checks(circuits, clients, {"m": 3, "off": 0})
+    }
+    assert checks[("m", "perfclient1exit")].ok
+    assert checks[("m", "perfclient1exit")].sets_by_legs == {3: 1}
+    assert not checks[("m", "perfclient2exit")].ok  # a 2-leg set in a 3-leg variant
+    assert not checks[("m", "perfclient3exit")].ok  # linked no set at all
+    assert not checks[("off", "perfclient1exit")].ok  # conflux used where it must not be
+    assert checks[("off", "perfclient2exit")].ok
+
+
+def test_changes_follow_the_requested_pairs() -> None:
+    rows = []
+    for seed in (1, 2):
+        rows += [_row("plain", seed, 4.0), _row("cfx", seed, 3.0), _row("cfxm", seed, 2.4)]
+    result = {
+        (c.variant, c.reference): c.estimate.mean
+        for c in changes(rows, [("cfx", "plain"), ("cfxm", "plain"), ("cfxm", "cfx")], "ttlb")
+    }
+    assert result[("cfx", "plain")] == pytest.approx(-0.25)
+    assert result[("cfxm", "plain")] == pytest.approx(-0.4)
+    assert result[("cfxm", "cfx")] == pytest.approx(-0.2)
+
+
+def test_transfers_per_size_counts_missing_sizes_as_zero() -> None:
+    rows = [_row("a", 1, 1.0, size=400_000)] * 3
+    counts = transfers_per_size(
+        rows, {("a", 1): [("perfclient1exit", "perf")]}, {"perf": (400_000, 5_000_000)}
+    )
+    assert counts == {
+        ("a", 1, "perfclient1exit", 400_000): 3,
+        ("a", 1, "perfclient1exit", 5_000_000): 0,
+    }

@@ -25,6 +25,9 @@ def test_ci_small_is_valid() -> None:
     assert len(spec.sha256) == 64
     assert spec.variant("conflux-on").torrc["client"] == ("ConfluxEnabled 1",)
     assert spec.stop_time == 900
+    assert spec.comparisons == (("conflux-on", "conflux-off"),)
+    assert spec.variant("conflux-on").expect_conflux_legs == 2
+    assert spec.class_sizes() == {"perf": (51200, 1048576, 5242880)}
 
 
 @pytest.mark.parametrize(
@@ -71,6 +74,26 @@ def test_ci_small_is_valid() -> None:
         ),
         (lambda d: d["network"]["relays"].pop("exit"), "network.relays", "at least one exit"),
         (lambda d: d.update(seeds=[1, 1]), "seeds", "distinct"),
+        (
+            lambda d: d.update(comparisons=[["conflux-on", "plain"]]),
+            "comparisons[0]",
+            "unknown variant 'plain'",
+        ),
+        (
+            lambda d: d.update(comparisons=[["conflux-on", "conflux-on"]]),
+            "comparisons[0]",
+            "two different variants",
+        ),
+        (
+            lambda d: d["variants"]["conflux-on"].update(expect={"conflux_legs": 9}),
+            "variants.conflux-on.expect.conflux_legs",
+            "at most 8",
+        ),
+        (
+            lambda d: d["variants"]["conflux-on"].update(expect={"legs": 2}),
+            "variants.conflux-on.expect.legs",
+            "unknown key",
+        ),
         (
             lambda d: d["variants"]["conflux-on"].update(consensus={"cfx_enabled": "yes"}),
             "variants.conflux-on.consensus.cfx_enabled",
