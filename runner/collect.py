@@ -16,6 +16,7 @@ from typing import Any
 
 from runner.layout import Layout
 from runner.manifest import STATUS_COMPLETE, read_manifest, run_status, write_manifest
+from runner.parse_consensus import parse_consensus
 from runner.parse_oniontrace import parse_lines as parse_oniontrace
 from runner.parse_tgen import parse_lines as parse_tgen
 from runner.shadow_config import SHADOW_DATA
@@ -38,6 +39,7 @@ TRANSFER_COLUMNS = [
     "success",
     "error",
 ]
+RELAY_COLUMNS = ["variant", "seed", "relay", "role", "flags", "weight", "measured"]
 CIRCUIT_COLUMNS = [
     "variant",
     "seed",
@@ -123,6 +125,28 @@ def circuit_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[str, 
                 }
 
 
+def relay_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The relays of the last consensus the first authority made."""
+    hosts = manifest["hosts"]
+    authority = next((h for h, info in sorted(hosts.items()) if info["role"] == "authority"), None)
+    if authority is None:
+        return
+    consensus = run_dir / SHADOW_DATA / "hosts" / authority / "cached-consensus"
+    if not consensus.is_file():
+        return
+    with consensus.open(errors="replace") as lines:
+        for relay in parse_consensus(lines):
+            yield {
+                "variant": manifest["variant"],
+                "seed": manifest["seed"],
+                "relay": relay.nickname,
+                "role": hosts.get(relay.nickname, {}).get("role", ""),
+                "flags": " ".join(sorted(relay.flags)),
+                "weight": relay.bandwidth,
+                "measured": int(relay.measured),
+            }
+
+
 def _write_csv(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     with tmp.open("w", newline="") as handle:
@@ -136,6 +160,7 @@ def collect(spec: Spec, layout: Layout) -> Collected:
     """Parse every complete run of ``spec`` into transfers.csv and circuits.csv."""
     transfers: list[dict[str, Any]] = []
     circuits: list[dict[str, Any]] = []
+    relays: list[dict[str, Any]] = []
     runs = 0
     for seed in spec.seeds:
         for variant in spec.variants:
@@ -148,10 +173,12 @@ def collect(spec: Spec, layout: Layout) -> Collected:
             run_circuits = list(circuit_rows(run_dir, manifest))
             transfers += run_transfers
             circuits += run_circuits
+            relays += relay_rows(run_dir, manifest)
             manifest["phases"]["collect_s"] = round(time.monotonic() - started, 3)
             write_manifest(run_dir, manifest)
             runs += 1
     layout.experiment_dir.mkdir(parents=True, exist_ok=True)
     _write_csv(layout.transfers_csv, TRANSFER_COLUMNS, transfers)
     _write_csv(layout.circuits_csv, CIRCUIT_COLUMNS, circuits)
+    _write_csv(layout.relays_csv, RELAY_COLUMNS, relays)
     return Collected(runs, len(transfers), len(circuits))

@@ -30,6 +30,10 @@ class Layout:
         return self.experiment_dir / "circuits.csv"
 
     @property
+    def relays_csv(self) -> Path:
+        return self.experiment_dir / "relays.csv"
+
+    @property
     def runs_json(self) -> Path:
         return self.experiment_dir / "runs.json"
 

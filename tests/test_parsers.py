@@ -75,3 +75,16 @@ def test_oniontrace_counts_a_circuit_once(tmp_path: Path) -> None:
     circuits = list(parse_oniontrace([line, again]))
     assert len(circuits) == 1
     assert circuits[0].build_time == pytest.approx(0.5)
+
+
+def test_consensus_flags_and_unmeasured_weights() -> None:
+    from runner.parse_consensus import parse_consensus
+
+    with (FIXTURES / "cached-consensus-1-authority").open() as lines:
+        relays = {r.nickname: r for r in parse_consensus(lines)}
+    assert "relay2exit" in relays and "4uthority1" in relays
+    assert {"Exit", "Fast", "Stable"} <= relays["relay2exit"].flags
+    assert relays["relay6middle"].flags == {"Fast", "Running", "V2Dir", "Valid"}
+    assert relays["relay6middle"].bandwidth == 66
+    # one authority: tor does not use the bandwidth file's measurements
+    assert not any(r.measured for r in relays.values())
