@@ -345,6 +345,30 @@ def write_report(spec: Spec, layout: Layout, backend_note: str = "") -> ReportRe
         ],
         circuit_summary(circuits, variants),
     )
+    if leg_checks:
+        lines += [
+            "",
+            "## Conflux legs per client",
+            "",
+            "Sets each measured client linked in each run, by number of legs, against what "
+            "the variant expects.",
+            "",
+        ]
+        lines += _table(
+            ["variant", "seed", "client", "expected legs", "sets linked", "sets by legs", "check"],
+            [
+                [
+                    c.variant,
+                    str(c.seed),
+                    c.host,
+                    str(c.expected),
+                    str(c.sets),
+                    ", ".join(f"{n} legs: {k}" for n, k in sorted(c.sets_by_legs.items())) or "–",
+                    "ok" if c.ok else "FAILED",
+                ]
+                for c in leg_checks
+            ],
+        )
     relay_table = relay_summary(layout.relays_csv, variants)
     if relay_table:
         lines += [
