@@ -9,7 +9,8 @@ JOBS ?=
 RESULTS ?= results
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBIAN_PACKAGES := $(shell grep -v '^\#' runner/debian-packages.txt)
-JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),)
+JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),) $(if $(BACKEND),--backend $(BACKEND),)
+BASELINE ?= results/baselines/ci-small$(if $(filter local,$(BACKEND)),-local,).json
 
 .PHONY: help setup check test lint typecheck unit experiment regress baseline bench tor tor-test clean
 
@@ -20,6 +21,7 @@ help:
 	@echo "make tor                    build the patched tor (pinned source + tor-patches/series), cached"
 	@echo "make tor-test               run tor's unit tests in the patched build"
 	@echo "make experiment EXP=<name>  run, collect and compare configs/<name>.yaml [JOBS=n]"
+	@echo "                            [BACKEND=shadow|local] (default: shadow if installed)"
 	@echo "make regress                re-run ci-small and check it against results/baselines/"
 	@echo "make baseline               re-write results/baselines/ci-small.json from a fresh run"
 	@echo "make bench                  time each phase of ci-small, one run at a time -> bench/results.md"
@@ -58,11 +60,11 @@ experiment:
 
 regress:
 	$(PY) -m runner regress configs/ci-small.yaml --results $(RESULTS) $(JOBS_ARG) \
-		--baseline results/baselines/ci-small.json
+		--baseline $(BASELINE)
 
 baseline:
 	$(PY) -m runner regress configs/ci-small.yaml --results $(RESULTS) $(JOBS_ARG) \
-		--baseline results/baselines/ci-small.json --write
+		--baseline $(BASELINE) --write
 
 bench:
 	$(PY) -m runner.bench configs/$(EXP).yaml --out bench/results.md

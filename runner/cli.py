@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
+from runner.backends import BACKENDS, Backend
 from runner.collect import collect
 from runner.errors import PrerequisiteError, RunError, SpecError
 from runner.layout import Layout
@@ -13,13 +15,15 @@ from runner.manifest import write_json_atomic
 from runner.prereqs import report as prereq_report
 from runner.regress import check_against, make_baseline
 from runner.report import write_report
-from runner.run import resolve_tools, run_experiment
+from runner.run import default_backend, resolve_tools, run_experiment
 from runner.spec import Spec, load_spec
 from runner.tables import read_transfers
 
 
 def _layout(spec: Spec, args: argparse.Namespace) -> Layout:
-    return Layout(Path(args.results).resolve(), spec.name)
+    """Runs of each backend land apart: results/<exp>/ and results/<exp>-local/."""
+    suffix = "-local" if _backend(args).local else ""
+    return Layout(Path(args.results).resolve(), spec.name + suffix)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -39,9 +43,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _backend(args: argparse.Namespace) -> Backend:
+    return BACKENDS[args.backend] if getattr(args, "backend", None) else default_backend()
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     spec = load_spec(Path(args.spec))
-    outcomes = run_experiment(spec, _layout(spec, args), sys.argv, jobs=args.jobs)
+    outcomes = run_experiment(
+        spec, _layout(spec, args), sys.argv, jobs=args.jobs, backend=_backend(args)
+    )
     failed = [o for o in outcomes if o.status == "failed"]
     for o in failed:
         print(f"FAILED {o.variant}/seed-{o.seed}: {o.error}", file=sys.stderr)
@@ -89,7 +99,7 @@ def cmd_regress(args: argparse.Namespace) -> int:
     variants = [v.name for v in spec.variants]
     baseline = Path(args.baseline)
     if args.write:
-        tools = resolve_tools(spec)
+        tools = resolve_tools(spec, _backend(args))
         provenance = {"spec_sha256": spec.sha256, "versions": tools.versions}
         write_json_atomic(baseline, make_baseline(rows, variants, spec.name, provenance))
         print(f"wrote {baseline}")
@@ -126,6 +136,13 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         p = with_spec(name, text)
         p.add_argument("--jobs", type=int, default=None, help="runs at once (default: cores / 2)")
+        p.add_argument(
+            "--backend",
+            choices=sorted(BACKENDS),
+            default=None,
+            help="shadow, or local (real processes on this machine); default: shadow if "
+            "installed, else local",
+        )
         p.set_defaults(func=func)
         if name == "regress":
             p.add_argument("--baseline", required=True, help="baseline JSON file")
@@ -140,8 +157,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # A terminated runner stops its runs the same way as an interrupted one.
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         code: int = args.func(args)
         return code

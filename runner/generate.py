@@ -12,6 +12,7 @@ The directory is built under ``<run>.partial`` and renamed when complete.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import time
@@ -22,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from runner.backends import SHADOW, SHADOW_EPOCH, Backend
 from runner.errors import RunError
 from runner.layout import Layout, partial_path
 from runner.manifest import STATUS_GENERATED, write_manifest
@@ -29,7 +31,7 @@ from runner.plan import Host, NetworkPlan, plan_network
 from runner.schedule import Process, host_processes
 from runner.shadow_config import SHADOW_TEMPLATE, shadow_config
 from runner.spec import Spec, Variant
-from runner.tor_keys import SHADOW_CERT_TIME, HostKeys, KeyTools, ensure_keys, install_keys
+from runner.tor_keys import HostKeys, KeyTools, ensure_keys, install_keys
 from runner.torrc import (
     ROLE_TORRC,
     Ports,
@@ -44,8 +46,9 @@ from topologies.gml import to_shadow_gml
 from workloads.models import MODELS, Endpoint, server_graph
 from workloads.tgen import write_graphml
 
-SHADOW_EPOCH = 946684800  # 2000-01-01 00:00:00 UTC, Shadow's simulated start
-SERVER_GRAPH = "tgen.server.graphml"
+CLIENT_GRAPH = "tgen.graphml"  # in each client's host directory
+SERVER_GRAPH = "tgen-server.graphml"  # in each server's host directory
+PROCESSES = "processes.json"  # the local backend's list of processes
 PATCHED_TOR = "tor-patched"  # key of the patched build in Tools.paths
 
 
@@ -68,49 +71,52 @@ class Tools:
         return self.paths | {"tor": self.paths[PATCHED_TOR]}
 
 
-def workload_file(name: str) -> str:
-    return f"tgen.{name}.graphml"
-
-
 def _write_conf(
     conf: Path,
-    spec: Spec,
     plan: NetworkPlan,
     keys: dict[str, HostKeys],
     variant: Variant,
-    ports: Ports,
+    ports: dict[str, Ports],
+    backend: Backend,
 ) -> None:
     conf.mkdir(parents=True)
     (conf / "network.gml").write_text(to_shadow_gml(plan.graph))
     (conf / "resolv.conf").write_text("nameserver 127.0.0.1\n")
-    authorities = [(h, keys[h.name], ports) for h in plan.with_role("authority")]
+    authorities = [(h, keys[h.name], ports[h.name]) for h in plan.with_role("authority")]
     (conf / conf_file("common")).write_text(common_torrc(authorities))
-    (conf / conf_file("authority")).write_text(authority_torrc(plan, keys, variant))
+    (conf / conf_file("authority")).write_text(
+        authority_torrc(plan, keys, variant, backend.voting_interval)
+    )
     for role, text in ROLE_TORRC.items():
         (conf / conf_file(role)).write_text(text)
-    servers = tuple(f"{h.ip}:{spec.network.servers.port}" for h in plan.with_role("server"))
-    endpoint = Endpoint(socks_proxy=f"127.0.0.1:{ports.socks_port}", peers=servers)
-    for name, workload in spec.workloads.items():
-        graph = MODELS[workload.model].build(workload.params, endpoint)
-        write_graphml(graph, conf / workload_file(name))
-    write_graphml(server_graph(spec.network.servers.port), conf / SERVER_GRAPH)
 
 
 def _write_host(
     hosts_dir: Path,
     host: Host,
+    spec: Spec,
     plan: NetworkPlan,
     keys: dict[str, HostKeys],
     variant: Variant,
     ports: Ports,
+    backend: Backend,
     v3bw_time: int,
 ) -> None:
     home = hosts_dir / host.name
     home.mkdir(parents=True)
-    if not host.runs_tor:
+    server_port = backend.server_port(spec.network.servers.port)
+    if host.role == "server":
+        write_graphml(server_graph(server_port), home / SERVER_GRAPH)
         return
+    if host.workload is not None:
+        workload = spec.workloads[host.workload]
+        endpoint = Endpoint(
+            socks_proxy=f"{backend.socks_bind(host)}:{ports.socks_port}",
+            peers=tuple(f"{s.ip}:{server_port}" for s in plan.with_role("server")),
+        )
+        write_graphml(MODELS[workload.model].build(workload.params, endpoint), home / CLIENT_GRAPH)
     (home / "torrc-defaults").write_text(host_defaults(host))
-    (home / "torrc").write_text(host_torrc(host, ports, variant))
+    (home / "torrc").write_text(host_torrc(host, ports, variant, backend.socks_bind(host)))
     if host.is_relay:
         install_keys(keys[host.name], home)
     if host.role == "authority":
@@ -158,25 +164,29 @@ def generate_run(
     tools: Tools,
     command: list[str],
     parallelism: int = 1,
+    backend: Backend = SHADOW,
 ) -> Path:
-    """Generate the Shadow run directory of (variant, seed); return its path."""
+    """Generate the run directory of (variant, seed) for ``backend``; return it."""
     started = time.monotonic()
     run_dir = layout.run_dir(variant.name, seed)
     work = partial_path(run_dir)
     if work.exists():
         shutil.rmtree(work)
-    plan = plan_network(spec, seed)
+    plan = backend.plan(plan_network(spec, seed))
     relays = [(h.name, h.role == "authority") for h in plan.hosts if h.is_relay]
     keys = ensure_keys(
-        layout.key_store("shadow", seed), relays, tools.key_tools(), SHADOW_CERT_TIME
+        layout.key_store(backend.name, seed), relays, tools.key_tools(), backend.cert_time
     )
-    ports = Ports()
+    ports = {h.name: backend.ports(i) for i, h in enumerate(plan.hosts)}
     programs = tools.for_variant(variant)
+    v3bw_time = int(time.time()) if backend.local else SHADOW_EPOCH + 1
     try:
-        _write_conf(work / "conf", spec, plan, keys, variant, ports)
+        _write_conf(work / "conf", plan, keys, variant, ports, backend)
         hosts_dir = work / SHADOW_TEMPLATE / "hosts"
         for host in plan.hosts:
-            _write_host(hosts_dir, host, plan, keys, variant, ports, SHADOW_EPOCH + 1)
+            _write_host(
+                hosts_dir, host, spec, plan, keys, variant, ports[host.name], backend, v3bw_time
+            )
         tor_homes = [hosts_dir / h.name for h in plan.hosts if h.runs_tor]
         with ThreadPoolExecutor(max_workers=2) as pool:
             list(pool.map(lambda home: verify_torrc(programs["tor"], home), tor_homes))
@@ -185,28 +195,38 @@ def generate_run(
             h.name: host_processes(
                 h,
                 spec.duration.bootstrap,
-                ports.control_port,
-                f"../../../conf/{workload_file(h.workload)}" if h.workload else None,
-                f"../../../conf/{SERVER_GRAPH}",
+                ports[h.name].control_port,
+                CLIENT_GRAPH if h.workload else None,
+                SERVER_GRAPH,
             )
             for h in plan.hosts
         }
-        config = shadow_config(
-            plan,
-            processes,
-            programs,
-            spec.duration.bootstrap,
-            spec.stop_time,
-            seed,
-            parallelism,
-        )
-        (work / "shadow.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+        if backend.local:
+            listing = {
+                name: [
+                    {"program": p.program, "args": list(p.args), "start_s": p.start} for p in procs
+                ]
+                for name, procs in processes.items()
+            }
+            (work / PROCESSES).write_text(json.dumps(listing, indent=2) + "\n")
+        else:
+            config = shadow_config(
+                plan,
+                processes,
+                programs,
+                spec.duration.bootstrap,
+                spec.stop_time,
+                seed,
+                parallelism,
+            )
+            (work / "shadow.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
         manifest = {
             "experiment": spec.name,
             "variant": variant.name,
             "seed": seed,
-            "backend": "shadow",
-            "clock_epoch": SHADOW_EPOCH,
+            "backend": backend.name,
+            # Local runs set their clock's start when they start.
+            "clock_epoch": 0 if backend.local else SHADOW_EPOCH,
             "status": STATUS_GENERATED,
             "spec": {"path": spec.path, "sha256": spec.sha256},
             "variant_settings": {

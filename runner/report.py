@@ -189,6 +189,18 @@ def write_report(spec: Spec, layout: Layout, backend_note: str = "") -> ReportRe
         "- versions: "
         + ", ".join(f"{k} {v}" for k, v in sorted((first.get("versions") or {}).items()) if v),
     ]
+    if first.get("backend") == "local":
+        backend_note = (
+            "the local backend runs real tor processes on this machine with no link latency "
+            "or bandwidth emulation (only tor's own rate limits): its timings show that the "
+            "network works, they are not a model of the Tor network. Bootstrap took "
+            + ", ".join(
+                f"{m['phases']['bootstrap_s']:.0f} s"
+                for m in complete
+                if "bootstrap_s" in m.get("phases", {})
+            )
+            + " of wall time."
+        )
     if backend_note:
         lines += [f"- note: {backend_note}"]
     lines += ["", "## Variants", ""]

@@ -14,9 +14,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from runner.backends import LOCAL, SHADOW, Backend
 from runner.errors import RunError
 from runner.generate import PATCHED_TOR, Tools, generate_run
 from runner.layout import Layout
+from runner.local import run as local_run
+from runner.local.procs import kill_all
+from runner.local.run import run_local
 from runner.manifest import (
     STATUS_COMPLETE,
     STATUS_FAILED,
@@ -24,7 +28,7 @@ from runner.manifest import (
     run_status,
     write_manifest,
 )
-from runner.prereqs import GENERATION_PROGRAMS, SIMULATION_PROGRAMS, require
+from runner.prereqs import GENERATION_PROGRAMS, SIMULATION_PROGRAMS, find, require
 from runner.progress import Progress
 from runner.simulate import run_shadow
 from runner.spec import Spec
@@ -40,9 +44,28 @@ class RunOutcome:
     error: str | None = None
 
 
-def resolve_tools(spec: Spec | None = None) -> Tools:
-    """The programs on this machine; the patched tor too if ``spec`` uses it."""
-    found = require((*GENERATION_PROGRAMS, *SIMULATION_PROGRAMS))
+def run_backend(run_dir: Path) -> str | None:
+    try:
+        return str(read_manifest(run_dir).get("backend"))
+    except (OSError, ValueError):
+        return None
+
+
+def default_backend() -> Backend:
+    """Shadow when it is installed, otherwise real processes on this machine."""
+    return SHADOW if find("shadow").ok else LOCAL
+
+
+def resolve_tools(spec: Spec | None = None, backend: Backend = SHADOW) -> Tools:
+    """The programs on this machine; the patched tor too if ``spec`` uses it.
+
+    Shadow needs tgen and oniontrace; the local backend uses them when they
+    are present and its built-in stand-ins when not."""
+    found = require(
+        GENERATION_PROGRAMS if backend.local else (*GENERATION_PROGRAMS, *SIMULATION_PROGRAMS)
+    )
+    if backend.local:
+        found |= {n: f for n in ("tgen", "oniontrace") if (f := find(n)).ok}
     paths = {name: f.path for name, f in found.items() if f.path}
     versions = {name: f.version for name, f in found.items()}
     if spec is not None and any(v.tor == "patched" for v in spec.variants):
@@ -61,21 +84,30 @@ def _one_run(
     command: list[str],
     parallelism: int,
     progress: Progress,
+    backend: Backend,
 ) -> RunOutcome:
     label = f"{variant_name}/seed-{seed}"
     run_dir = layout.run_dir(variant_name, seed)
+    variant = spec.variant(variant_name)
     try:
         progress.phase(label, "generate")
-        generate_run(spec, spec.variant(variant_name), seed, layout, tools, command, parallelism)
+        generate_run(spec, variant, seed, layout, tools, command, parallelism, backend)
         progress.phase(label, "simulate")
         started = time.monotonic()
-        run_shadow(
-            run_dir,
-            tools.paths["shadow"],
-            parallelism,
-            on_progress=lambda pct: progress.percent(label, pct),
-        )
-        manifest = read_manifest(run_dir)
+        on_progress = lambda pct: progress.percent(label, pct)  # noqa: E731
+        if backend.local:
+            manifest = read_manifest(run_dir)
+            phases = run_local(
+                run_dir,
+                manifest,
+                tools.for_variant(variant),
+                spec.duration.local_measure,
+                on_progress,
+            )
+            manifest["phases"] |= phases
+        else:
+            run_shadow(run_dir, tools.paths["shadow"], parallelism, on_progress)
+            manifest = read_manifest(run_dir)
         manifest["phases"]["simulate_s"] = round(time.monotonic() - started, 3)
         manifest["status"] = STATUS_COMPLETE
         write_manifest(run_dir, manifest)
@@ -100,31 +132,52 @@ def run_experiment(
     command: list[str],
     jobs: int | None = None,
     tools: Tools | None = None,
+    backend: Backend | None = None,
 ) -> list[RunOutcome]:
     """Generate and simulate every run not yet complete; return every outcome."""
-    tools = tools or resolve_tools(spec)
+    backend = backend or default_backend()
+    tools = tools or resolve_tools(spec, backend)
     cores = os.cpu_count() or 1
     # Two Shadow threads per run beat two one-thread runs on 2 cores (see
-    # bench/results.md), so by default each run gets two cores.
-    jobs = max(1, jobs or cores // 2)
+    # bench/results.md), so by default each run gets two cores. Local networks
+    # share this machine's addresses and ports: one at a time.
+    jobs = 1 if backend.local else max(1, jobs or cores // 2)
     parallelism = max(1, cores // jobs)
     pairs = [(v.name, s) for s in spec.seeds for v in spec.variants]
     outcomes: list[RunOutcome] = []
     todo = []
     for variant, seed in pairs:
         run_dir = layout.run_dir(variant, seed)
-        if run_status(run_dir) == STATUS_COMPLETE:
+        if run_status(run_dir) == STATUS_COMPLETE and run_backend(run_dir) == backend.name:
             outcomes.append(RunOutcome(variant, seed, "skipped", run_dir))
         else:
             todo.append((variant, seed))
     if outcomes:
         print(f"{len(outcomes)} of {len(pairs)} runs already complete; skipping them")
+    print(f"backend: {backend.name}")
     with Progress(len(todo)) as progress, ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = [
             pool.submit(
-                _one_run, spec, variant, seed, layout, tools, command, parallelism, progress
+                _one_run,
+                spec,
+                variant,
+                seed,
+                layout,
+                tools,
+                command,
+                parallelism,
+                progress,
+                backend,
             )
             for variant, seed in todo
         ]
-        outcomes += [f.result() for f in futures]
+        try:
+            outcomes += [f.result() for f in futures]
+        except KeyboardInterrupt:
+            # Stop what is running; each run then records itself as failed.
+            for future in futures:
+                future.cancel()
+            local_run.cancel.set()
+            kill_all()
+            raise
     return outcomes

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from runner.errors import RunError
+from runner.local.procs import die_with_parent, register, unregister
 from runner.shadow_config import SHADOW_DATA
 
 _PROGRESS = re.compile(r"Progress:\s+(\d+)%")
@@ -52,7 +53,9 @@ def run_shadow(
             stderr=subprocess.PIPE,
             text=True,
             start_new_session=True,
+            preexec_fn=die_with_parent,
         )
+        register(proc)  # type: ignore[arg-type]
         try:
             assert proc.stderr is not None
             for line in proc.stderr:
@@ -65,6 +68,8 @@ def run_shadow(
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             raise
+        finally:
+            unregister(proc)  # type: ignore[arg-type]
     if code != 0:
         summary = _failure_summary(log)
         raise RunError(

@@ -95,6 +95,9 @@ class Variant:
 class Duration:
     bootstrap: float  # seconds of simulated time before traffic starts
     measure: float  # seconds of traffic
+    # Seconds of traffic on the local backend, which runs in real time (its
+    # bootstrap lasts as long as the network takes).
+    local_measure: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -392,10 +395,16 @@ def parse_spec(data: Any, path: str, sha256: str = "") -> Spec:
     if len(set(seeds)) != len(seeds):
         raise top.child("seeds").error("seeds must be distinct")
     dw = top.child("duration")
-    dbody = _mapping(body["duration"], dw, ("bootstrap", "measure"))
+    dbody = _mapping(body["duration"], dw, ("bootstrap", "measure"), ("local_measure",))
+    measure = _value(dbody["measure"], dw.child("measure"), Param("time", minimum=10))
     duration = Duration(
         bootstrap=_value(dbody["bootstrap"], dw.child("bootstrap"), Param("time", minimum=60)),
-        measure=_value(dbody["measure"], dw.child("measure"), Param("time", minimum=10)),
+        measure=measure,
+        local_measure=_value(
+            dbody.get("local_measure", measure),
+            dw.child("local_measure"),
+            Param("time", minimum=10),
+        ),
     )
     network = _network(body["network"], top.child("network"))
     workloads = _workloads(body["workloads"], top.child("workloads"))

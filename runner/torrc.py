@@ -71,18 +71,20 @@ def common_torrc(authorities: list[tuple[Host, HostKeys, Ports]], geoip: bool = 
     return "\n".join(line for line in lines if line) + "\n"
 
 
-def authority_torrc(plan: NetworkPlan, keys: dict[str, HostKeys], variant: Variant) -> str:
+def authority_torrc(
+    plan: NetworkPlan, keys: dict[str, HostKeys], variant: Variant, voting_interval: int = 60
+) -> str:
     guards = [keys[h.name].fingerprint for h in plan.with_role("guard", "exitguard")]
     exits = [keys[h.name].fingerprint for h in plan.with_role("exit", "exitguard")]
     lines = [
         "AuthoritativeDirectory 1",
         "V3AuthoritativeDirectory 1",
         "V3BandwidthsFile v3bw",
-        # A first consensus within a minute, then one a minute.
+        # A first consensus within a minute, then one every voting interval.
         "TestingV3AuthInitialVotingInterval 20 seconds",
         "TestingV3AuthInitialVoteDelay 4 seconds",
         "TestingV3AuthInitialDistDelay 4 seconds",
-        "V3AuthVotingInterval 60 seconds",
+        f"V3AuthVotingInterval {voting_interval} seconds",
         "V3AuthVoteDelay 5 seconds",
         "V3AuthDistDelay 5 seconds",
         "TestingDirAuthVoteGuard " + ",".join(guards),
@@ -135,9 +137,13 @@ def variant_roles(host: Host) -> list[str]:
     return roles
 
 
-def host_torrc(host: Host, ports: Ports, variant: Variant, bind_ip: str | None = None) -> str:
-    """A host's own torrc: identity, ports, bandwidth, then the variant's lines."""
-    address = bind_ip or host.ip
+def host_torrc(host: Host, ports: Ports, variant: Variant, socks_bind: str = "127.0.0.1") -> str:
+    """A host's own torrc: identity, ports, bandwidth, then the variant's lines.
+
+    ``socks_bind`` is where a client's SOCKS port listens (its own loopback
+    under Shadow; its own address when hosts share a machine). The control
+    port is always on 127.0.0.1, where oniontrace connects."""
+    address = host.ip
     lines = [f"# {host.name}: role {host.role}, class {host.cls}, variant {variant.name}"]
     if host.is_relay:
         rate = max(76800, host.bandwidth_up // 8)  # tor's minimum BandwidthRate
@@ -150,7 +156,7 @@ def host_torrc(host: Host, ports: Ports, variant: Variant, bind_ip: str | None =
             f"BandwidthBurst {rate} bytes",
         ]
     else:
-        lines.append(f"SocksPort 127.0.0.1:{ports.socks_port}")
+        lines.append(f"SocksPort {socks_bind}:{ports.socks_port}")
     lines.append(f"ControlPort 127.0.0.1:{ports.control_port}")
     for role in variant_roles(host):
         extra = variant.torrc.get(role, ())

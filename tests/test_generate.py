@@ -66,7 +66,9 @@ def test_generated_run_is_a_complete_private_network(tmp_path: Path) -> None:
     programs = [p["path"] for p in client["processes"]]
     assert programs == [_tools().paths[n] for n in ("tor", "oniontrace", "tgen")]
     assert client["processes"][2]["start_time"] == "300 s"
-    assert client["processes"][2]["args"] == ["../../../conf/tgen.perf.graphml"]
+    assert client["processes"][2]["args"] == ["tgen.graphml"]
+    assert (hosts / "perfclient1exit" / "tgen.graphml").is_file()
+    assert (hosts / "server1exit" / "tgen-server.graphml").is_file()
 
 
 @needs_tor

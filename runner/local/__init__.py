@@ -1,0 +1,1 @@
+"""The local backend: a generated network run as real processes on this machine."""

@@ -1,0 +1,113 @@
+"""Start processes so that none outlives the runner.
+
+Every process is registered as it starts and stopped (TERM, then KILL) when
+its set closes, on success, failure or interrupt. Linux's parent-death
+signal covers the rest: if the runner itself is killed, the kernel sends
+SIGKILL to every process it started.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from types import TracebackType
+
+_PR_SET_PDEATHSIG = 1
+_libc = ctypes.CDLL(None, use_errno=True)
+_registry: set[subprocess.Popen[bytes]] = set()
+_registry_lock = threading.Lock()
+
+
+def _die_with_parent() -> None:  # runs in the child, before exec
+    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _stop(procs: list[subprocess.Popen[bytes]], grace: float) -> None:
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def register(proc: subprocess.Popen[bytes]) -> None:
+    """Let ``kill_all`` stop a process started elsewhere (Shadow)."""
+    with _registry_lock:
+        _registry.add(proc)
+
+
+def unregister(proc: subprocess.Popen[bytes]) -> None:
+    with _registry_lock:
+        _registry.discard(proc)
+
+
+def die_with_parent() -> None:
+    """For ``preexec_fn``: the kernel kills the child if the runner dies."""
+    _die_with_parent()
+
+
+def kill_all() -> None:
+    """Stop every process any set started (for an interrupted runner)."""
+    with _registry_lock:
+        procs = list(_registry)
+    _stop(procs, grace=3.0)
+
+
+class ProcessSet:
+    def __init__(self) -> None:
+        self.procs: list[tuple[str, subprocess.Popen[bytes]]] = []
+
+    def start(
+        self,
+        name: str,
+        cmd: list[str],
+        cwd: Path,
+        stdout: Path,
+        stderr: Path,
+        env: dict[str, str] | None = None,
+    ) -> subprocess.Popen[bytes]:
+        with stdout.open("wb") as out, stderr.open("wb") as err:
+            proc = subprocess.Popen(
+                cmd,
+                cwd=cwd,
+                stdout=out,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                preexec_fn=_die_with_parent,
+                env=(os.environ | env) if env else None,
+            )
+        with _registry_lock:
+            _registry.add(proc)
+        self.procs.append((name, proc))
+        return proc
+
+    def exited(self) -> list[tuple[str, int]]:
+        """(name, exit status) of every process that has stopped."""
+        return [(n, p.returncode) for n, p in self.procs if p.poll() is not None]
+
+    def pids(self) -> list[int]:
+        return [p.pid for _, p in self.procs]
+
+    def close(self, grace: float = 5.0) -> None:
+        procs = [p for _, p in reversed(self.procs)]
+        _stop(procs, grace)
+        with _registry_lock:
+            _registry.difference_update(procs)
+
+    def __enter__(self) -> ProcessSet:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
