@@ -76,6 +76,7 @@ def authority_torrc(
 ) -> str:
     guards = [keys[h.name].fingerprint for h in plan.with_role("guard", "exitguard")]
     exits = [keys[h.name].fingerprint for h in plan.with_role("exit", "exitguard")]
+    delay = min(5, (voting_interval - 1) // 4)
     lines = [
         "AuthoritativeDirectory 1",
         "V3AuthoritativeDirectory 1",
@@ -85,8 +86,9 @@ def authority_torrc(
         "TestingV3AuthInitialVoteDelay 4 seconds",
         "TestingV3AuthInitialDistDelay 4 seconds",
         f"V3AuthVotingInterval {voting_interval} seconds",
-        "V3AuthVoteDelay 5 seconds",
-        "V3AuthDistDelay 5 seconds",
+        # tor wants the two delays under half the interval.
+        f"V3AuthVoteDelay {delay} seconds",
+        f"V3AuthDistDelay {delay} seconds",
         "TestingDirAuthVoteGuard " + ",".join(guards),
         "TestingDirAuthVoteGuardIsStrict 1",
         "TestingDirAuthVoteExit " + ",".join(exits),

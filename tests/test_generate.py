@@ -99,3 +99,36 @@ def test_a_relative_results_directory_works(
     spec = load_spec(CI_SMALL)
     run = generate_run(spec, spec.variants[0], 1, Layout(Path("results"), spec.name), _tools(), [])
     assert (run / "shadow.data.template/hosts/4uthority1/keys/authority_certificate").is_file()
+
+
+@needs_tor
+def test_local_generation_uses_loopback_addresses_and_todays_clock(tmp_path: Path) -> None:
+    from runner.backends import LOCAL
+
+    spec = load_spec(CI_SMALL)
+    run = generate_run(
+        spec,
+        spec.variant("conflux-on"),
+        1,
+        Layout(tmp_path, spec.name),
+        _tools(),
+        [],
+        backend=LOCAL,
+    )
+    hosts = run / "shadow.data.template" / "hosts"
+    assert (
+        "DirAuthority 4uthority1 orport=9001 no-v2" in (run / "conf/tor.common.torrc").read_text()
+    )
+    assert " 127.100.0.1:8080 " in (run / "conf/tor.common.torrc").read_text()
+    client = (hosts / "perfclient2exit" / "torrc").read_text()
+    assert "SocksPort 127.102.0.2:9050" in client
+    assert "ControlPort 127.0.0.1:29059" in client  # 29051 + its index (8)
+    assert "V3AuthVotingInterval 20 seconds" in (run / "conf/tor.authority.torrc").read_text()
+    assert "100.3.0.1" not in (hosts / "perfclient2exit" / "tgen.graphml").read_text()
+    assert "127.103.0.1:10080" in (hosts / "perfclient2exit" / "tgen.graphml").read_text()
+    listing = json.loads((run / "processes.json").read_text())
+    assert [p["program"] for p in listing["perfclient1exit"]] == ["tor", "oniontrace", "tgen"]
+    assert not (run / "shadow.yaml").exists()
+    assert json.loads((run / "manifest.json").read_text())["backend"] == "local"
+    v3bw_time = int((hosts / "4uthority1" / "v3bw").read_text().split()[0])
+    assert v3bw_time > 1_700_000_000  # today, not Shadow's year 2000
