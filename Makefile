@@ -25,6 +25,7 @@ help:
 	@echo "make regress                re-run ci-small and check it against results/baselines/"
 	@echo "make baseline               re-write results/baselines/ci-small.json from a fresh run"
 	@echo "make bench                  time each phase of ci-small, one run at a time -> bench/results.md"
+	@echo "                            [BACKEND=local]: includes the network's bootstrap time"
 
 setup:
 	$(SUDO) apt-get update -q
@@ -67,7 +68,7 @@ baseline:
 		--baseline $(BASELINE) --write
 
 bench:
-	$(PY) -m runner.bench configs/$(EXP).yaml --out bench/results.md
+	$(PY) -m runner.bench configs/$(EXP).yaml --out bench/results.md $(if $(BACKEND),--backend $(BACKEND),)
 
 clean:
 	rm -rf $(RESULTS)/ci-small

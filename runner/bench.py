@@ -17,16 +17,17 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from runner.backends import BACKENDS
 from runner.collect import collect
 from runner.layout import Layout
 from runner.manifest import read_manifest
-from runner.run import resolve_tools, run_experiment
+from runner.run import default_backend, resolve_tools, run_experiment
 from runner.spec import load_spec
 
 HEADER = (
-    "| date | machine | experiment | run | generate (s) | simulate (s) | collect (s) "
-    "| peak RSS of a child (MiB) | versions |\n"
-    "|---|---|---|---|---|---|---|---|---|\n"
+    "| date | machine | experiment | backend | run | generate (s) | bootstrap (s) "
+    "| simulate (s) | collect (s) | peak RSS of a child (MiB) | versions |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|\n"
 )
 
 
@@ -39,15 +40,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="runner.bench", description=__doc__)
     parser.add_argument("spec")
     parser.add_argument("--out", default="bench/results.md")
+    parser.add_argument("--backend", choices=sorted(BACKENDS), default=None)
     args = parser.parse_args(argv)
     spec = load_spec(Path(args.spec))
-    tools = resolve_tools(spec)
+    backend = BACKENDS[args.backend] if args.backend else default_backend()
+    tools = resolve_tools(spec, backend)
     versions = ", ".join(f"{k} {v}" for k, v in sorted(tools.versions.items()) if v)
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
         layout = Layout(Path(tmp), spec.name)
         started = time.monotonic()
-        outcomes = run_experiment(spec, layout, sys.argv, jobs=1, tools=tools)
+        outcomes = run_experiment(spec, layout, sys.argv, jobs=1, tools=tools, backend=backend)
         if any(o.status != "complete" for o in outcomes):
             print("a run failed; no benchmark recorded", file=sys.stderr)
             return 1
@@ -58,10 +61,14 @@ def main(argv: list[str] | None = None) -> int:
         today = datetime.now(UTC).strftime("%Y-%m-%d")
         for o in outcomes:
             phases = read_manifest(o.run_dir)["phases"]
+            # Shadow's bootstrap is simulated time inside "simulate"; the local
+            # backend's is wall time until every client's tor has bootstrapped.
+            bootstrap = f"{phases['bootstrap_s']:.1f}" if "bootstrap_s" in phases else "–"
             rows.append(
-                f"| {today} | {_machine()} | {spec.name} | {o.variant}/seed-{o.seed} "
-                f"| {phases['generate_s']:.1f} | {phases['simulate_s']:.1f} "
-                f"| {phases['collect_s']:.2f} | {peak_mib:.0f} | {versions} |\n"
+                f"| {today} | {_machine()} | {spec.name} | {backend.name} "
+                f"| {o.variant}/seed-{o.seed} | {phases['generate_s']:.1f} | {bootstrap} "
+                f"| {phases['simulate_s']:.1f} | {phases['collect_s']:.2f} | {peak_mib:.0f} "
+                f"| {versions} |\n"
             )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
