@@ -13,7 +13,7 @@ from runner.errors import PrerequisiteError, RunError, SpecError
 from runner.layout import Layout
 from runner.manifest import write_json_atomic
 from runner.prereqs import report as prereq_report
-from runner.regress import check_against, make_baseline
+from runner.regress import LOCAL_RELATIVE_BAND, check_against, make_baseline
 from runner.report import write_report
 from runner.run import default_backend, resolve_tools, run_experiment
 from runner.spec import Spec, load_spec
@@ -99,9 +99,17 @@ def cmd_regress(args: argparse.Namespace) -> int:
     variants = [v.name for v in spec.variants]
     baseline = Path(args.baseline)
     if args.write:
-        tools = resolve_tools(spec, _backend(args))
-        provenance = {"spec_sha256": spec.sha256, "versions": tools.versions}
-        write_json_atomic(baseline, make_baseline(rows, variants, spec.name, provenance))
+        backend = _backend(args)
+        tools = resolve_tools(spec, backend)
+        # Local timings have no network model and few samples: only gross
+        # slowdowns (2x) count there; the experiment's own checks still apply.
+        relative = LOCAL_RELATIVE_BAND if backend.local else None
+        provenance = {
+            "spec_sha256": spec.sha256,
+            "backend": backend.name,
+            "versions": tools.versions,
+        }
+        write_json_atomic(baseline, make_baseline(rows, variants, spec.name, provenance, relative))
         print(f"wrote {baseline}")
         return 0
     if not baseline.is_file():
@@ -123,6 +131,13 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text)
         p.add_argument("spec", help="experiment spec, e.g. configs/ci-small.yaml")
         p.add_argument("--results", default="results", help="results root (default: results)")
+        p.add_argument(
+            "--backend",
+            choices=sorted(BACKENDS),
+            default=None,
+            help="shadow, or local (real processes on this machine); default: shadow if "
+            "installed, else local",
+        )
         return p
 
     sub.add_parser("check", help="report which prerequisites are present").set_defaults(
@@ -136,13 +151,6 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         p = with_spec(name, text)
         p.add_argument("--jobs", type=int, default=None, help="runs at once (default: cores / 2)")
-        p.add_argument(
-            "--backend",
-            choices=sorted(BACKENDS),
-            default=None,
-            help="shadow, or local (real processes on this machine); default: shadow if "
-            "installed, else local",
-        )
         p.set_defaults(func=func)
         if name == "regress":
             p.add_argument("--baseline", required=True, help="baseline JSON file")

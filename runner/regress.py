@@ -18,6 +18,7 @@ from runner.tables import TransferRow
 
 DEFAULT_RELATIVE = {"ttfb_median": 0.5, "ttlb_median": 0.5, "goodput_median": 0.5}
 DEFAULT_ERROR_RATE_SLACK = 0.05
+LOCAL_RELATIVE_BAND = 1.0
 
 
 @dataclass(frozen=True)
@@ -48,21 +49,27 @@ def current_metrics(rows: list[TransferRow], variants: list[str]) -> dict[str, f
     return metrics
 
 
-def _band(name: str, value: float) -> tuple[float, float]:
+def _band(name: str, value: float, relative: float | None) -> tuple[float, float]:
     if name == "error_rate":
         return 0.0, min(1.0, value + DEFAULT_ERROR_RATE_SLACK)
-    rel = DEFAULT_RELATIVE[name]
-    return value * (1 - rel), value * (1 + rel)
+    rel = DEFAULT_RELATIVE[name] if relative is None else relative
+    return max(0.0, value * (1 - rel)), value * (1 + rel)
 
 
 def make_baseline(
-    rows: list[TransferRow], variants: list[str], experiment: str, provenance: dict[str, Any]
+    rows: list[TransferRow],
+    variants: list[str],
+    experiment: str,
+    provenance: dict[str, Any],
+    relative: float | None = None,
 ) -> dict[str, Any]:
+    """Metrics with bands: +-``relative`` (default: DEFAULT_RELATIVE) on times
+    and goodput, and a few points of slack on error rates."""
     metrics = {}
     for key, value in sorted(current_metrics(rows, variants).items()):
         if math.isnan(value):
             continue
-        low, high = _band(key.rsplit("/", 1)[1], value)
+        low, high = _band(key.rsplit("/", 1)[1], value, relative)
         metrics[key] = {"value": round(value, 6), "low": round(low, 6), "high": round(high, 6)}
     return {"experiment": experiment, "provenance": provenance, "metrics": metrics}
 

@@ -184,8 +184,13 @@ def write_report(spec: Spec, layout: Layout, backend_note: str = "") -> ReportRe
         f"- spec: `{spec.path}` (sha256 `{spec.sha256[:16]}`)",
         f"- backend: {first.get('backend', 'n/a')}",
         f"- seeds: {', '.join(map(str, spec.seeds))}; baseline variant: `{spec.baseline}`",
-        f"- simulated time: {spec.duration.bootstrap:.0f} s bootstrap + "
-        f"{spec.duration.measure:.0f} s of traffic",
+        (
+            f"- real time: {spec.duration.local_measure:.0f} s of traffic once the network "
+            "had bootstrapped"
+            if first.get("backend") == "local"
+            else f"- simulated time: {spec.duration.bootstrap:.0f} s bootstrap + "
+            f"{spec.duration.measure:.0f} s of traffic"
+        ),
         "- versions: "
         + ", ".join(f"{k} {v}" for k, v in sorted((first.get("versions") or {}).items()) if v),
     ]
