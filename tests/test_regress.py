@@ -38,3 +38,12 @@ def test_a_metric_missing_from_the_results_fails(tmp_path: Path) -> None:
     path.write_text(json.dumps(make_baseline(_rows(1.0), ["v"], "x", {})))
     verdicts = check_against([], ["v"], path)
     assert verdicts and not any(v.ok for v in verdicts)
+
+
+def test_local_baselines_flag_only_gross_slowdowns(tmp_path: Path) -> None:
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps(make_baseline(_rows(1.0), ["v"], "x", {}, relative=1.0)))
+    entry = json.loads(path.read_text())["metrics"]["v/perf/51200/ttlb_median"]
+    assert (entry["low"], entry["high"]) == (0.0, 1.0)
+    assert all(v.ok for v in check_against(_rows(1.9), ["v"], path))
+    assert not all(v.ok for v in check_against(_rows(2.5), ["v"], path))
