@@ -12,12 +12,13 @@ DEBIAN_PACKAGES := $(shell grep -v '^\#' runner/debian-packages.txt)
 JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),) $(if $(BACKEND),--backend $(BACKEND),)
 BASELINE ?= results/baselines/ci-small$(if $(filter local,$(BACKEND)),-local,).json
 
-.PHONY: help setup check test lint typecheck unit experiment regress baseline bench tor tor-test clean
+.PHONY: help setup check test lint typecheck unit regress-local experiment regress baseline bench tor tor-test clean
 
 help:
 	@echo "make setup                  install Debian packages and the Python environment"
 	@echo "make check                  report which prerequisites (tor, Shadow, tgen, ...) are present"
-	@echo "make test                   lint, type-check and run the tests"
+	@echo "make test                   lint, type-check, the tests, and the local ci-small regression"
+	@echo "make unit                   the tests only (Shadow tests skip, saying why, without it)"
 	@echo "make tor                    build the patched tor (pinned source + tor-patches/series), cached"
 	@echo "make tor-test               run tor's unit tests in the patched build"
 	@echo "make experiment EXP=<name>  run, collect and compare configs/<name>.yaml [JOBS=n]"
@@ -48,7 +49,12 @@ typecheck:
 unit:
 	$(PY) -m pytest -ra
 
-test: lint typecheck unit
+# The local-backend regression runs ci-small as real tor processes (about 12
+# minutes on 2 cores); `make unit` alone takes about 4.
+test: lint typecheck unit regress-local
+
+regress-local:
+	$(MAKE) regress BACKEND=local
 
 tor:
 	$(PY) -m runner.torbuild build $(if $(JOBS),--jobs $(JOBS),)

@@ -132,3 +132,12 @@ def test_a_local_run_completes_and_a_rerun_finishes_what_is_missing(
     assert len(logs) == 4
     assert all("[stream-success]" in log.read_text() for log in logs)
     _assert_all_gone(results)
+
+
+def test_the_default_backend_is_local_without_shadow(monkeypatch: pytest.MonkeyPatch) -> None:
+    from runner.backends import LOCAL
+    from runner.run import default_backend
+
+    monkeypatch.setenv("PATH", "/usr/sbin:/usr/bin:/bin")
+    monkeypatch.delenv("TORNET_SHADOW", raising=False)
+    assert default_backend() is LOCAL
