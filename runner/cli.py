@@ -13,7 +13,12 @@ from runner.errors import PrerequisiteError, RunError, SpecError
 from runner.layout import Layout
 from runner.manifest import write_json_atomic
 from runner.prereqs import report as prereq_report
-from runner.regress import LOCAL_RELATIVE_BAND, check_against, make_baseline
+from runner.regress import (
+    LOCAL_ABSOLUTE_SLACK_S,
+    LOCAL_RELATIVE_BAND,
+    check_against,
+    make_baseline,
+)
 from runner.report import write_report
 from runner.run import default_backend, resolve_tools, run_experiment
 from runner.spec import Spec, load_spec
@@ -104,12 +109,15 @@ def cmd_regress(args: argparse.Namespace) -> int:
         # Local timings have no network model and few samples: only gross
         # slowdowns (2x) count there; the experiment's own checks still apply.
         relative = LOCAL_RELATIVE_BAND if backend.local else None
+        slack_s = LOCAL_ABSOLUTE_SLACK_S if backend.local else 0.0
         provenance = {
             "spec_sha256": spec.sha256,
             "backend": backend.name,
             "versions": tools.versions,
         }
-        write_json_atomic(baseline, make_baseline(rows, variants, spec.name, provenance, relative))
+        write_json_atomic(
+            baseline, make_baseline(rows, variants, spec.name, provenance, relative, slack_s)
+        )
         print(f"wrote {baseline}")
         return 0
     if not baseline.is_file():

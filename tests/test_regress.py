@@ -47,3 +47,11 @@ def test_local_baselines_flag_only_gross_slowdowns(tmp_path: Path) -> None:
     assert (entry["low"], entry["high"]) == (0.0, 1.0)
     assert all(v.ok for v in check_against(_rows(1.9), ["v"], path))
     assert not all(v.ok for v in check_against(_rows(2.5), ["v"], path))
+
+
+def test_local_time_bands_have_an_absolute_slack(tmp_path: Path) -> None:
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps(make_baseline(_rows(0.02), ["v"], "x", {}, 1.0, slack_s=0.5)))
+    entry = json.loads(path.read_text())["metrics"]["v/perf/51200/ttfb_median"]
+    assert entry["high"] == 0.004 + 0.5
+    assert all(v.ok for v in check_against(_rows(0.1), ["v"], path))  # a few ms slower: fine
