@@ -136,15 +136,6 @@ def changes(
     return result
 
 
-def changes_against(
-    rows: Iterable[TransferRow], baseline: str, metric: str, quantile_q: float = 0.5
-) -> list[Change]:
-    """Every other variant against ``baseline``."""
-    rows = list(rows)
-    others = sorted({r.variant for r in rows} - {baseline})
-    return changes(rows, [(v, baseline) for v in others], metric, quantile_q)
-
-
 def completion_checks(
     rows: Iterable[TransferRow],
     measured_clients: dict[tuple[str, int], list[tuple[str, str]]],

@@ -34,10 +34,6 @@ class Layout:
         return self.experiment_dir / "relays.csv"
 
     @property
-    def runs_json(self) -> Path:
-        return self.experiment_dir / "runs.json"
-
-    @property
     def report_dir(self) -> Path:
         return self.experiment_dir / "report"
 

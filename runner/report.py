@@ -121,7 +121,7 @@ def relay_summary(relays_csv: Path, variants: list[str]) -> list[list[str]]:
     return table
 
 
-def write_report(spec: Spec, layout: Layout, backend_note: str = "") -> ReportResult:
+def write_report(spec: Spec, layout: Layout) -> ReportResult:
     """Compute the comparison and write the report; the caller decides on exit codes."""
     variants = [v.name for v in spec.variants]
     transfers = read_transfers(layout.transfers_csv)
@@ -194,6 +194,7 @@ def write_report(spec: Spec, layout: Layout, backend_note: str = "") -> ReportRe
         "- versions: "
         + ", ".join(f"{k} {v}" for k, v in sorted((first.get("versions") or {}).items()) if v),
     ]
+    backend_note = ""
     if first.get("backend") == "local":
         backend_note = (
             "the local backend runs real tor processes on this machine with no link latency "

@@ -55,7 +55,7 @@ def run_shadow(
             start_new_session=True,
             preexec_fn=die_with_parent,
         )
-        register(proc)  # type: ignore[arg-type]
+        register(proc)
         try:
             assert proc.stderr is not None
             for line in proc.stderr:
@@ -69,7 +69,7 @@ def run_shadow(
             proc.wait()
             raise
         finally:
-            unregister(proc)  # type: ignore[arg-type]
+            unregister(proc)
     if code != 0:
         summary = _failure_summary(log)
         raise RunError(

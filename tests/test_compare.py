@@ -4,7 +4,6 @@ import pytest
 
 from runner.compare import (
     changes,
-    changes_against,
     completion_checks,
     conflux_leg_checks,
     summarize,
@@ -51,7 +50,7 @@ def test_changes_are_paired_by_seed() -> None:
     for seed, base in ((1, 1.0), (2, 2.0), (3, 4.0)):
         rows += [_row("base", seed, base)] * 3
         rows += [_row("fast", seed, base * 0.5)] * 3  # 50% faster on every network
-    [change] = changes_against(rows, "base", "ttlb")
+    [change] = changes(rows, [("fast", "base")], "ttlb")
     assert change.variant == "fast"
     assert change.estimate.mean == pytest.approx(-0.5)
     # identical relative change on every seed: a zero-width interval

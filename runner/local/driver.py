@@ -20,7 +20,6 @@ import socket
 import socketserver
 import struct
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -267,7 +266,6 @@ def main(argv: list[str] | None = None) -> int:
     graph = read_graphml(args.graph)
     _log("message", f"driver for {args.name} walking {args.graph}")
     if "serverport" in graph.nodes["start"]:
-        threading.current_thread().name = "server"
         run_server(graph, args.bind)
     else:
         run_client(graph, args.name, random.Random(args.seed))

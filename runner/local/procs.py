@@ -16,10 +16,11 @@ import threading
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 _PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)
-_registry: set[subprocess.Popen[bytes]] = set()
+_registry: set[subprocess.Popen[Any]] = set()
 _registry_lock = threading.Lock()
 
 
@@ -27,7 +28,7 @@ def _die_with_parent() -> None:  # runs in the child, before exec
     _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def _stop(procs: list[subprocess.Popen[bytes]], grace: float) -> None:
+def _stop(procs: list[subprocess.Popen[Any]], grace: float) -> None:
     for proc in procs:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
@@ -40,13 +41,13 @@ def _stop(procs: list[subprocess.Popen[bytes]], grace: float) -> None:
             proc.wait()
 
 
-def register(proc: subprocess.Popen[bytes]) -> None:
+def register(proc: subprocess.Popen[Any]) -> None:
     """Let ``kill_all`` stop a process started elsewhere (Shadow)."""
     with _registry_lock:
         _registry.add(proc)
 
 
-def unregister(proc: subprocess.Popen[bytes]) -> None:
+def unregister(proc: subprocess.Popen[Any]) -> None:
     with _registry_lock:
         _registry.discard(proc)
 
