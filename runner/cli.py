@@ -15,7 +15,7 @@ from runner.manifest import write_json_atomic
 from runner.prereqs import report as prereq_report
 from runner.regress import (
     LOCAL_ABSOLUTE_SLACK_S,
-    LOCAL_RELATIVE_BAND,
+    LOCAL_FACTOR_BAND,
     check_against,
     make_baseline,
 )
@@ -106,9 +106,9 @@ def cmd_regress(args: argparse.Namespace) -> int:
     if args.write:
         backend = _backend(args)
         tools = resolve_tools(spec, backend)
-        # Local timings have no network model and few samples: only gross
-        # slowdowns (2x) count there; the experiment's own checks still apply.
-        relative = LOCAL_RELATIVE_BAND if backend.local else None
+        # Local timings have no network model and depend on the host: only
+        # gross changes count there; the experiment's own checks still apply.
+        factor = LOCAL_FACTOR_BAND if backend.local else None
         slack_s = LOCAL_ABSOLUTE_SLACK_S if backend.local else 0.0
         provenance = {
             "spec_sha256": spec.sha256,
@@ -116,7 +116,7 @@ def cmd_regress(args: argparse.Namespace) -> int:
             "versions": tools.versions,
         }
         write_json_atomic(
-            baseline, make_baseline(rows, variants, spec.name, provenance, relative, slack_s)
+            baseline, make_baseline(rows, variants, spec.name, provenance, factor, slack_s)
         )
         print(f"wrote {baseline}")
         return 0

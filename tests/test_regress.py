@@ -1,6 +1,8 @@
 import json
 from pathlib import Path
 
+import pytest
+
 from runner.regress import check_against, make_baseline
 from runner.tables import TransferRow
 
@@ -40,18 +42,21 @@ def test_a_metric_missing_from_the_results_fails(tmp_path: Path) -> None:
     assert verdicts and not any(v.ok for v in verdicts)
 
 
-def test_local_baselines_flag_only_gross_slowdowns(tmp_path: Path) -> None:
+def test_local_baselines_flag_only_gross_changes(tmp_path: Path) -> None:
     path = tmp_path / "baseline.json"
-    path.write_text(json.dumps(make_baseline(_rows(1.0), ["v"], "x", {}, relative=1.0)))
+    path.write_text(json.dumps(make_baseline(_rows(1.0), ["v"], "x", {}, factor=4.0)))
     entry = json.loads(path.read_text())["metrics"]["v/perf/51200/ttlb_median"]
-    assert (entry["low"], entry["high"]) == (0.0, 1.0)
-    assert all(v.ok for v in check_against(_rows(1.9), ["v"], path))
-    assert not all(v.ok for v in check_against(_rows(2.5), ["v"], path))
+    assert (entry["low"], entry["high"]) == (0.0, 2.0)
+    goodput = json.loads(path.read_text())["metrics"]["v/perf/51200/goodput_median"]
+    assert goodput["high"] is None  # faster is no regression
+    assert all(v.ok for v in check_against(_rows(3.0), ["v"], path))
+    assert all(v.ok for v in check_against(_rows(0.1), ["v"], path))
+    assert not all(v.ok for v in check_against(_rows(5.0), ["v"], path))
 
 
 def test_local_time_bands_have_an_absolute_slack(tmp_path: Path) -> None:
     path = tmp_path / "baseline.json"
-    path.write_text(json.dumps(make_baseline(_rows(0.02), ["v"], "x", {}, 1.0, slack_s=0.5)))
+    path.write_text(json.dumps(make_baseline(_rows(0.02), ["v"], "x", {}, 4.0, slack_s=0.5)))
     entry = json.loads(path.read_text())["metrics"]["v/perf/51200/ttfb_median"]
-    assert entry["high"] == 0.004 + 0.5
-    assert all(v.ok for v in check_against(_rows(0.1), ["v"], path))  # a few ms slower: fine
+    assert entry["high"] == pytest.approx(0.004 + 0.5)
+    assert all(v.ok for v in check_against(_rows(0.05), ["v"], path))  # a few ms slower: fine
