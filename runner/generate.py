@@ -13,6 +13,7 @@ The directory is built under ``<run>.partial`` and renamed when complete.
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import subprocess
 import time
@@ -138,6 +139,19 @@ def verify_torrc(tor: str, home: Path) -> None:
         raise RunError(f"{home}/torrc: tor --verify-config failed:\n" + "\n".join(lines[-8:]))
 
 
+def client_sessions(
+    spec: Spec, seed: int, host: Host, backend: Backend
+) -> list[tuple[float, float | None]]:
+    """When ``host``'s workload runs: the same for every variant of a seed."""
+    if host.workload is None:
+        return []
+    workload = spec.workloads[host.workload]
+    begin = spec.duration.bootstrap
+    measure = spec.duration.local_measure if backend.local else spec.duration.measure
+    rng = random.Random(f"{spec.name}/sessions/{seed}/{host.name}")
+    return MODELS[workload.model].sessions(workload.params, rng, begin, begin + measure)
+
+
 def host_manifest(plan: NetworkPlan, variant: Variant) -> dict[str, dict[str, Any]]:
     return {
         h.name: {
@@ -146,6 +160,7 @@ def host_manifest(plan: NetworkPlan, variant: Variant) -> dict[str, dict[str, An
             "variant": variant.name,
             "measured": h.measured,
             "workload": h.workload,
+            "link": h.link,
             "ip": h.ip,
             "region": h.region,
             "network_node_id": h.node_id,
@@ -194,17 +209,23 @@ def generate_run(
         processes: dict[str, list[Process]] = {
             h.name: host_processes(
                 h,
-                spec.duration.bootstrap,
                 ports[h.name].control_port,
                 CLIENT_GRAPH if h.workload else None,
                 SERVER_GRAPH,
+                client_sessions(spec, seed, h, backend),
             )
             for h in plan.hosts
         }
         if backend.local:
             listing = {
                 name: [
-                    {"program": p.program, "args": list(p.args), "start_s": p.start} for p in procs
+                    {
+                        "program": p.program,
+                        "args": list(p.args),
+                        "start_s": p.start,
+                        "stop_s": p.stop,
+                    }
+                    for p in procs
                 ]
                 for name, procs in processes.items()
             }

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from runner.spec import Spec
+from runner.spec import ClientGroup, LinkClass, Spec
 from topologies import get_generator
 from topologies.gml import check_shadow_rules, nodes_in_region
 
@@ -34,6 +34,7 @@ class Host:
     bandwidth_down: int  # bits/s
     workload: str | None = None
     measured: bool = False
+    link: str | None = None  # a client's link class, when its group has them
 
     @property
     def is_relay(self) -> bool:
@@ -70,6 +71,42 @@ def _log_uniform(rng: random.Random, low: int, high: int) -> int:
     if low == high:
         return low
     return int(round(math.exp(rng.uniform(math.log(low), math.log(high)))))
+
+
+def _split(count: int, shares: list[float]) -> list[int]:
+    """``count`` split by ``shares`` in whole numbers (largest remainders)."""
+    exact = [count * s for s in shares]
+    parts = [math.floor(x) for x in exact]
+    by_remainder = sorted(range(len(shares)), key=lambda i: exact[i] - parts[i], reverse=True)
+    for i in by_remainder[: count - sum(parts)]:
+        parts[i] += 1
+    return parts
+
+
+def _speed(u: float, low: int, high: int) -> int:
+    """The point ``u`` (0..1) of the way from low to high on a log scale."""
+    if low == high:
+        return low
+    return int(round(math.exp(math.log(low) + u * (math.log(high) - math.log(low)))))
+
+
+def client_links(group: ClientGroup, rng: random.Random) -> list[tuple[str | None, int, int]]:
+    """(link class, down, up) for each client of ``group``, in order: the
+    classes in the exact proportions of their shares, shuffled."""
+    if not group.links:
+        return [(None, group.bandwidth_down, group.bandwidth_up)] * group.count
+    counts = _split(group.count, [link.share for link in group.links])
+    kinds: list[LinkClass] = [
+        link for link, n in zip(group.links, counts, strict=True) for _ in range(n)
+    ]
+    rng.shuffle(kinds)
+    result: list[tuple[str | None, int, int]] = []
+    for link in kinds:
+        u = rng.random()
+        down = _speed(u, *link.down)
+        up = down if link.up is None else _speed(u, *link.up)
+        result.append((link.name, down, up))
+    return result
 
 
 class _Placer:
@@ -133,7 +170,12 @@ def plan_network(spec: Spec, seed: int) -> NetworkPlan:
 
     measured_number = unmeasured_number = client_number = 0
     for cgroup in spec.network.clients:
-        for region, node in placer.place(cgroup.regions, cgroup.count):
+        # Links come from a stream of their own: adding them to a spec moves
+        # no other host.
+        links = client_links(cgroup, random.Random(f"{spec.name}/links/{seed}/{cgroup.name}"))
+        for (region, node), (link, down, up) in zip(
+            placer.place(cgroup.regions, cgroup.count), links, strict=True
+        ):
             client_number += 1
             if cgroup.measured:
                 measured_number += 1
@@ -149,10 +191,11 @@ def plan_network(spec: Spec, seed: int) -> NetworkPlan:
                     ip=_address("client", client_number),
                     node_id=node,
                     region=region,
-                    bandwidth_up=cgroup.bandwidth_up,
-                    bandwidth_down=cgroup.bandwidth_down,
+                    bandwidth_up=up,
+                    bandwidth_down=down,
                     workload=cgroup.workload,
                     measured=cgroup.measured,
+                    link=link,
                 )
             )
 

@@ -1,7 +1,8 @@
 """When each process of a host starts: the same order for every backend.
 
 Authorities first, then relays by role, then clients; servers listen from
-the start; clients' traffic begins when the bootstrap period ends.
+the start; clients' traffic begins when the bootstrap period ends, in the
+sessions their workload model gives (one tgen process per session).
 """
 
 from __future__ import annotations
@@ -21,12 +22,18 @@ class Process:
     program: str  # tor, oniontrace, tgen
     args: tuple[str, ...]
     start: float  # seconds after the network starts
+    stop: float | None = None  # stopped (SIGTERM) then; None: runs to the end
 
 
 def host_processes(
-    host: Host, bootstrap: float, control_port: int, workload_file: str | None, server_file: str
+    host: Host,
+    control_port: int,
+    workload_file: str | None,
+    server_file: str,
+    sessions: list[tuple[float, float | None]],
 ) -> list[Process]:
-    """The processes of ``host``, in start order."""
+    """The processes of ``host``, in start order; a client's tgen runs in
+    each of its ``sessions`` (start, stop) in turn."""
     if host.role == "server":
         return [Process("tgen", (server_file,), 1)]
     start = _TOR_START[host.role]
@@ -42,5 +49,5 @@ def host_processes(
     if host.role == "client":
         if workload_file is None:
             raise ValueError(f"client {host.name} has no workload")
-        processes.append(Process("tgen", (workload_file,), bootstrap))
+        processes.extend(Process("tgen", (workload_file,), a, b) for a, b in sessions)
     return processes

@@ -14,12 +14,21 @@ GRAPH_FILE = "conf/network.gml"
 
 
 def _process(proc: Process, program_paths: dict[str, str]) -> dict[str, Any]:
-    return {
+    entry: dict[str, Any] = {
         "path": program_paths[proc.program],
         "args": list(proc.args),
-        "start_time": f"{int(proc.start)} s",
+        "start_time": _ms(proc.start),
         "expected_final_state": "running",
     }
+    if proc.stop is not None:
+        # tgen has no SIGTERM handler: the signal ends it.
+        entry["shutdown_time"] = _ms(proc.stop)
+        entry["expected_final_state"] = {"signaled": "SIGTERM"}
+    return entry
+
+
+def _ms(seconds: float) -> str:
+    return f"{int(seconds)} s" if float(seconds).is_integer() else f"{round(seconds * 1000)} ms"
 
 
 def shadow_config(

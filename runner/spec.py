@@ -45,6 +45,19 @@ class RelayGroup:
 
 
 @dataclass(frozen=True)
+class LinkClass:
+    """A kind of access link (residential, institutional, ...): the share of
+    a client group that has it and its speeds, sampled log-uniformly in the
+    ranges. One draw places a client in both ranges, so a faster downlink
+    goes with a faster uplink; without an uplink range the link is symmetric."""
+
+    name: str
+    share: float
+    down: tuple[int, int]  # bits/s
+    up: tuple[int, int] | None
+
+
+@dataclass(frozen=True)
 class ClientGroup:
     name: str  # the class: perf, web, bulk, ...
     count: int
@@ -53,6 +66,7 @@ class ClientGroup:
     bandwidth_up: int
     regions: tuple[str, ...]
     measured: bool
+    links: tuple[LinkClass, ...] = ()  # if given, these set the bandwidths
 
 
 @dataclass(frozen=True)
@@ -191,6 +205,30 @@ def _bandwidth_range(value: Any, where: Where) -> tuple[int, int]:
     return single, single
 
 
+def _links(value: Any, where: Where) -> tuple[LinkClass, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, dict) or not value:
+        raise where.error("expected a mapping of link classes, e.g. residential: {share: 0.9, ...}")
+    links = []
+    for name, body_value in value.items():
+        w = where.child(str(name))
+        body = _mapping(body_value, w, ("share", "bandwidth"), ("bandwidth_up",))
+        up = body.get("bandwidth_up")
+        links.append(
+            LinkClass(
+                name=_name(name, w),
+                share=_value(body["share"], w.child("share"), Param("float", minimum=0.0)),
+                down=_bandwidth_range(body["bandwidth"], w.child("bandwidth")),
+                up=None if up is None else _bandwidth_range(up, w.child("bandwidth_up")),
+            )
+        )
+    total = sum(link.share for link in links)
+    if abs(total - 1.0) > 1e-6:
+        raise where.error(f"the shares must add up to 1 (they add up to {total:g})")
+    return tuple(links)
+
+
 def _topology(value: Any, where: Where) -> Topology:
     body = _mapping(value, where, ("generator",), ("params",))
     generator = body["generator"]
@@ -251,15 +289,20 @@ def _network(value: Any, where: Where) -> Network:
         group = _mapping(
             group_value,
             w,
-            ("count", "workload", "bandwidth"),
-            ("regions", "measured", "bandwidth_up"),
+            ("count", "workload"),
+            ("bandwidth", "regions", "measured", "bandwidth_up", "links"),
         )
-        down = _value(group["bandwidth"], w.child("bandwidth"), Param("bandwidth", minimum=8000))
-        up = _value(
-            group.get("bandwidth_up", group["bandwidth"]),
-            w.child("bandwidth_up"),
-            Param("bandwidth", minimum=8000),
-        )
+        links = _links(group.get("links"), w.child("links"))
+        if not links and "bandwidth" not in group:
+            raise w.child("bandwidth").error("required key is missing (or give 'links')")
+        if links and ("bandwidth" in group or "bandwidth_up" in group):
+            raise w.child("links").error("give either 'links' or 'bandwidth', not both")
+        one = Param("bandwidth", minimum=8000)
+        if links:  # each client's speeds come from its link class
+            down = up = links[0].down[0]
+        else:
+            down = _value(group["bandwidth"], w.child("bandwidth"), one)
+            up = _value(group.get("bandwidth_up", group["bandwidth"]), w.child("bandwidth_up"), one)
         clients.append(
             ClientGroup(
                 name=cls,
@@ -269,6 +312,7 @@ def _network(value: Any, where: Where) -> Network:
                 bandwidth_up=up,
                 regions=_regions(group.get("regions"), w.child("regions"), topology),
                 measured=_value(group.get("measured", True), w.child("measured"), Param("bool")),
+                links=links,
             )
         )
 

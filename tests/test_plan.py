@@ -1,7 +1,9 @@
 import re
 
+import yaml
+
 from runner.plan import plan_network
-from runner.spec import load_spec
+from runner.spec import load_spec, parse_spec
 from tests.conftest import CI_SMALL
 
 
@@ -35,3 +37,35 @@ def test_a_seed_names_one_network() -> None:
     for host in a.hosts:
         if host.role in ("exit", "guard"):
             assert 40_000_000 <= host.bandwidth_up <= 100_000_000
+
+
+def test_link_classes_come_in_their_shares_with_speeds_in_their_ranges() -> None:
+    data = yaml.safe_load(CI_SMALL.read_text())
+    data["network"]["clients"]["perf"] = {
+        "count": 20,
+        "workload": "perf",
+        "links": {
+            "residential": {
+                "share": 0.9,
+                "bandwidth": ["4 Mbit", "60 Mbit"],
+                "bandwidth_up": ["1 Mbit", "10 Mbit"],
+            },
+            "institutional": {"share": 0.1, "bandwidth": ["20 Mbit", "200 Mbit"]},
+        },
+    }
+    spec = parse_spec(data, "links.yaml")
+    clients = plan_network(spec, 1).with_role("client")
+    by_link = {
+        name: [c for c in clients if c.link == name] for name in ("residential", "institutional")
+    }
+    assert [len(v) for v in by_link.values()] == [18, 2]
+    for c in by_link["residential"]:
+        assert 4_000_000 <= c.bandwidth_down <= 60_000_000
+        assert 1_000_000 <= c.bandwidth_up <= 10_000_000 and c.bandwidth_up < c.bandwidth_down
+    for c in by_link["institutional"]:
+        assert c.bandwidth_up == c.bandwidth_down and 20_000_000 <= c.bandwidth_down <= 200_000_000
+    assert len({c.bandwidth_down for c in clients}) == 20  # drawn per client
+    # Relays are where they were without links: links have a stream of their own.
+    base = plan_network(load_spec(CI_SMALL), 1)
+    relays = lambda p: [(h.name, h.bandwidth_up, h.node_id) for h in p.hosts if h.is_relay]  # noqa: E731
+    assert relays(plan_network(spec, 1)) == relays(base)

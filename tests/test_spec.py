@@ -95,6 +95,27 @@ def test_ci_small_is_valid() -> None:
             "unknown key",
         ),
         (
+            lambda d: d["network"]["clients"]["perf"].update(
+                links={"home": {"share": 1.0, "bandwidth": "10 Mbit"}}
+            ),
+            "network.clients.perf.links",
+            "give either 'links' or 'bandwidth'",
+        ),
+        (
+            lambda d: d["network"]["clients"].update(
+                perf={
+                    "count": 4,
+                    "workload": "perf",
+                    "links": {
+                        "home": {"share": 0.5, "bandwidth": "10 Mbit"},
+                        "work": {"share": 0.4, "bandwidth": "10 Mbit"},
+                    },
+                }
+            ),
+            "network.clients.perf.links",
+            "add up to 1 (they add up to 0.9)",
+        ),
+        (
             lambda d: d["variants"]["conflux-on"].update(consensus={"cfx_enabled": "yes"}),
             "variants.conflux-on.consensus.cfx_enabled",
             "expected an integer",

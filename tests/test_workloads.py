@@ -1,10 +1,12 @@
+import random
+import statistics
 from pathlib import Path
 
 import networkx as nx
 import pytest
 
 from runner.params import Where, check_params
-from workloads.models import Bulk, Endpoint, Perf, server_graph
+from workloads.models import Bulk, Endpoint, Perf, Web, exponential_quantiles, server_graph
 from workloads.tgen import (
     TgenGraphError,
     action_type,
@@ -50,11 +52,20 @@ def test_perf_cycles_through_sizes_with_pauses(tmp_path: Path) -> None:
     assert back.nodes["stream_0"]["recvsize"] == "51200 bytes"
 
 
+def _weighted_targets(graph: nx.DiGraph, node: str) -> set[str]:
+    return {b for _, b, d in graph.out_edges(node, data=True) if d.get("weight") == "1.0"}
+
+
 def test_bulk_and_server() -> None:
-    params = check_params({"size": "5 MiB"}, Bulk.PARAMS, Where("s", "p"), "bulk")
+    params = check_params({"sizes": ["1 MB", "2 MB", "3 MB"]}, Bulk.PARAMS, Where("s", "p"), "bulk")
     bulk = Bulk.build(params, ENDPOINT)
     check_tgen_rules(bulk)
-    assert bulk.has_edge("stream_bulk", "stream_bulk")
+    streams = {"stream_0", "stream_1", "stream_2"}
+    # tgen takes one of a node's weighted edges: equal weights, a uniform size.
+    assert _weighted_targets(bulk, "start") == streams
+    for stream in streams:
+        assert _weighted_targets(bulk, stream) == streams
+    assert bulk.nodes["stream_2"]["recvsize"] == "3000000 bytes"
     server = server_graph(80)
     check_tgen_rules(server)
     assert server.nodes["start"]["serverport"] == "80"
@@ -83,3 +94,51 @@ def test_graphs_tgen_would_misread_are_refused(mutate, message: str) -> None:  #
     mutate(graph)
     with pytest.raises(TgenGraphError, match=message):
         check_tgen_rules(graph)
+
+
+def _web(**extra: object) -> dict[str, object]:
+    given = {"sizes": ["106 KB", "992 KB"], **extra}
+    return check_params(given, Web.PARAMS, Where("s", "p"), "web")
+
+
+def test_web_pages_are_chosen_at_random_with_a_think_time_between() -> None:
+    graph = Web.build(_web(), ENDPOINT)
+    check_tgen_rules(graph)
+    assert _weighted_targets(graph, "start") == {"stream_0", "stream_1"}
+    assert _weighted_targets(graph, "pause_think") == {"stream_0", "stream_1"}
+    assert graph.has_edge("stream_0", "pause_think") and graph.has_edge("stream_1", "pause_think")
+    times = graph.nodes["pause_think"]["time"].split(",")
+    assert len(times) == 20 and all(t.endswith("milliseconds") for t in times)
+    seconds = [int(t.split()[0]) / 1000 for t in times]
+    assert statistics.mean(seconds) == pytest.approx(11.0, abs=0.01)
+
+
+def test_exponential_quantiles_look_exponential() -> None:
+    values = exponential_quantiles(11.0, 200)
+    assert statistics.mean(values) == pytest.approx(11.0, abs=0.01)
+    # An exponential's median is ln 2 times its mean; its spread equals its mean.
+    assert statistics.median(values) == pytest.approx(11.0 * 0.693, rel=0.05)
+    assert statistics.pstdev(values) == pytest.approx(11.0, rel=0.1)
+
+
+def test_web_sessions_alternate_with_breaks_inside_the_window() -> None:
+    params = _web(session="15 min", **{"break": ["9 min", "11 min"]})
+    begin, end = 300.0, 300.0 + 4 * 3600
+    phases = []
+    for seed in range(50):
+        sessions = Web.sessions(params, random.Random(seed), begin, end)
+        assert sessions and sessions[0][0] >= begin and sessions[-1][0] < end
+        for (_start, stop), (next_start, _) in zip(sessions, sessions[1:], strict=False):
+            assert stop is not None
+            assert 9 * 60 <= next_start - stop <= 11 * 60
+        for start, stop in sessions[1:]:
+            assert stop is None or stop - start == pytest.approx(15 * 60)
+        assert sessions[-1][1] is None or sessions[-1][1] < end
+        phases.append(sessions[0][0])
+    # Clients start out of step: some mid-session, some after a break.
+    assert any(p == begin for p in phases) and any(p > begin for p in phases)
+
+
+def test_perf_and_bulk_run_for_the_whole_window() -> None:
+    params = check_params({}, Bulk.PARAMS, Where("s", "p"), "bulk")
+    assert Bulk.sessions(params, random.Random(1), 300.0, 900.0) == [(300.0, None)]

@@ -1,11 +1,15 @@
 """The traffic models: each turns spec parameters into a tgen action graph.
 
-A model module has ``PARAMS`` and ``build(params, endpoint) -> nx.DiGraph``.
-Clients reach servers through tor's SOCKS port; the server model listens.
+A model has ``PARAMS``, ``build(params, endpoint) -> nx.DiGraph`` and
+``sessions(params, rng, begin, end)``: when a client runs the graph, as
+(start, stop) pairs in seconds (stop None: until the end). Clients reach
+servers through tor's SOCKS port; the server model listens.
 """
 
 from __future__ import annotations
 
+import math
+import random
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +50,36 @@ _COMMON = {
 }
 
 
+Session = tuple[float, float | None]
+
+
+def _always(params: dict[str, Any], rng: random.Random, begin: float, end: float) -> list[Session]:
+    return [(begin, None)]
+
+
+def _choose_size(graph: nx.DiGraph, source: str, sizes: tuple[int, ...], request: int) -> None:
+    """Edges from ``source`` to one stream per size, equally weighted: tgen
+    follows one weighted edge, chosen at random, each time."""
+    for index, size in enumerate(sizes):
+        stream = f"stream_{index}"
+        if stream not in graph:
+            graph.add_node(
+                stream,
+                sendsize=format_size_for_tgen(request),
+                recvsize=format_size_for_tgen(size),
+            )
+        graph.add_edge(source, stream, weight="1.0")
+
+
+def exponential_quantiles(mean: float, count: int) -> list[float]:
+    """``count`` equally likely values standing for an exponential
+    distribution of ``mean``: its quantiles at the middle of each of
+    ``count`` equal slices, rescaled so their mean is exactly ``mean``."""
+    values = [-math.log(1 - (i + 0.5) / count) for i in range(count)]
+    scale = mean * count / sum(values)
+    return [round(v * scale, 3) for v in values]
+
+
 class Perf:
     """onionperf-style measurement: each size in turn, a fixed pause after each."""
 
@@ -75,12 +109,15 @@ class Perf:
         graph.add_edge(previous, "stream_0")
         return graph
 
+    sessions = staticmethod(_always)
+
 
 class Bulk:
-    """A bulk user: one size downloaded back to back, forever."""
+    """A bulk user: downloads back to back, forever, each of a size chosen
+    at random among ``sizes``."""
 
     PARAMS = {
-        "size": Param("size", default="5 MiB", minimum=1),
+        "sizes": Param("list:size", default=["5 MiB"], minimum=1),
         **_COMMON,
     }
 
@@ -88,17 +125,79 @@ class Bulk:
     def build(params: dict[str, Any], endpoint: Endpoint) -> nx.DiGraph:
         graph = nx.DiGraph()
         _start(graph, endpoint, params)
-        graph.add_node(
-            "stream_bulk",
-            sendsize=format_size_for_tgen(params["request_size"]),
-            recvsize=format_size_for_tgen(params["size"]),
-        )
-        graph.add_edge("start", "stream_bulk")
-        graph.add_edge("stream_bulk", "stream_bulk")
+        sizes: tuple[int, ...] = params["sizes"]
+        _choose_size(graph, "start", sizes, params["request_size"])
+        for index in range(len(sizes)):
+            _choose_size(graph, f"stream_{index}", sizes, params["request_size"])
         return graph
 
+    sessions = staticmethod(_always)
 
-MODELS: dict[str, type[Perf] | type[Bulk]] = {"perf": Perf, "bulk": Bulk}
+
+class Web:
+    """A web user: browsing sessions of fixed length separated by breaks.
+
+    In a session, the user fetches pages of a size chosen at random among
+    ``sizes``, thinking between pages for an exponentially distributed time
+    (tgen picks among ``think_values`` equally likely quantiles). Each
+    session is one tgen process, stopped when the session ends: a page still
+    loading then is abandoned, as a user closing the browser would.
+    """
+
+    PARAMS = {
+        "sizes": Param("list:size", required=True, minimum=1),
+        "think": Param("time", default="11 s", minimum=0.001, help="mean think time"),
+        "think_values": Param("int", default=20, minimum=1, maximum=200),
+        "session": Param("time", default="15 min", minimum=1),
+        "break": Param("list:time", default=["9 min", "11 min"], minimum=0),
+        **_COMMON,
+    }
+
+    @staticmethod
+    def build(params: dict[str, Any], endpoint: Endpoint) -> nx.DiGraph:
+        graph = nx.DiGraph()
+        _start(graph, endpoint, params)
+        sizes: tuple[int, ...] = params["sizes"]
+        times = exponential_quantiles(params["think"], params["think_values"])
+        graph.add_node("pause_think", time=",".join(format_time_for_tgen(t) for t in times))
+        _choose_size(graph, "start", sizes, params["request_size"])
+        _choose_size(graph, "pause_think", sizes, params["request_size"])
+        for index in range(len(sizes)):
+            graph.add_edge(f"stream_{index}", "pause_think")
+        return graph
+
+    @staticmethod
+    def sessions(
+        params: dict[str, Any], rng: random.Random, begin: float, end: float
+    ) -> list[Session]:
+        """Sessions from ``begin`` to ``end``, the first at a random point of
+        the session-break cycle so clients are not in step."""
+        session: float = params["session"]
+        low, high = _break_range(params["break"])
+        cycle = session + (low + high) / 2
+        phase = rng.uniform(0, cycle)
+        result: list[Session] = []
+        if phase < session:
+            start, stop = begin, begin + session - phase
+        else:
+            start = begin + cycle - phase
+            stop = start + session
+        while start < end:
+            result.append((start, stop if stop < end else None))
+            start = stop + rng.uniform(low, high)
+            stop = start + session
+        return result
+
+
+def _break_range(value: tuple[float, ...]) -> tuple[float, float]:
+    return (value[0], value[0]) if len(value) == 1 else (min(value), max(value))
+
+
+MODELS: dict[str, type[Perf] | type[Bulk] | type[Web]] = {
+    "perf": Perf,
+    "bulk": Bulk,
+    "web": Web,
+}
 
 
 def server_graph(port: int) -> nx.DiGraph:

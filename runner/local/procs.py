@@ -96,6 +96,15 @@ class ProcessSet:
         """(name, exit status) of every process that has stopped."""
         return [(n, p.returncode) for n, p in self.procs if p.poll() is not None]
 
+    def stop(self, name: str, grace: float = 5.0) -> None:
+        """Stop the process called ``name`` (TERM, then KILL) as planned: it
+        no longer counts as having exited."""
+        procs = [p for n, p in self.procs if n == name]
+        self.procs = [(n, p) for n, p in self.procs if n != name]
+        _stop(procs, grace)
+        with _registry_lock:
+            _registry.difference_update(procs)
+
     def pids(self) -> list[int]:
         return [p.pid for _, p in self.procs]
 

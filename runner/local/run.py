@@ -89,7 +89,8 @@ class _Starter:
         self.counters: dict[str, int] = {}
         self.logs: dict[tuple[str, str], Path] = {}
 
-    def start(self, host: str, entry: dict[str, Any]) -> None:
+    def start(self, host: str, entry: dict[str, Any]) -> str:
+        """Start ``entry`` on ``host``; return the process's name."""
         number = self.counters.get(host, 1000)
         self.counters[host] = number + 1
         home = self.data / "hosts" / host
@@ -101,6 +102,7 @@ class _Starter:
             f"{host}/{stem}", cmd, home, home / f"{stem}.stdout", home / f"{stem}.stderr", env
         )
         self.logs[(host, entry["program"])] = home / f"{stem}.stdout"
+        return f"{host}/{stem}"
 
 
 def _check(procs: ProcessSet, data: Path) -> None:
@@ -129,7 +131,16 @@ def run_local(
     listing: dict[str, list[dict[str, Any]]] = json.loads((run_dir / PROCESSES).read_text())
     hosts = manifest["hosts"]
     clients = [h for h, info in hosts.items() if info["role"] == "client"]
-    traffic = [(h, e) for h in clients for e in listing[h] if e["program"] == "tgen"]
+    # Traffic follows each client's sessions, timed from when traffic starts.
+    traffic = sorted(
+        (
+            (e["start_s"] - manifest["duration"]["bootstrap_s"], h, e)
+            for h in clients
+            for e in listing[h]
+            if e["program"] == "tgen"
+        ),
+        key=lambda item: (item[0], item[1]),
+    )
     early = sorted(
         (
             (e["start_s"], h, e)
@@ -163,9 +174,18 @@ def run_local(
             _check(procs, data)
             time.sleep(0.5)
         traffic_started = time.time()
-        for host, entry in traffic:
-            starter.start(host, entry)
+        pending = list(traffic)
+        running: list[tuple[float, str]] = []  # (stop offset, process name)
         while (elapsed := time.time() - traffic_started) < measure_s:
+            while pending and pending[0][0] <= elapsed:
+                _, host, entry = pending.pop(0)
+                name = starter.start(host, entry)
+                if entry.get("stop_s") is not None:
+                    offset = entry["stop_s"] - manifest["duration"]["bootstrap_s"]
+                    running.append((offset, name))
+            for offset, name in [r for r in running if r[0] <= elapsed]:
+                procs.stop(name)
+                running.remove((offset, name))
             _check(procs, data)
             if on_progress is not None:
                 on_progress(int(100 * elapsed / measure_s))
