@@ -27,8 +27,10 @@ import yaml
 from runner.backends import SHADOW, SHADOW_EPOCH, Backend
 from runner.errors import RunError
 from runner.layout import Layout, partial_path
+from runner.limits import relay_client_limit
 from runner.manifest import STATUS_GENERATED, write_manifest
-from runner.plan import Host, NetworkPlan, plan_network
+from runner.mixing import torrc_sections, variant_plan
+from runner.plan import Host, NetworkPlan
 from runner.schedule import Process, host_processes
 from runner.shadow_config import SHADOW_TEMPLATE, shadow_config
 from runner.spec import Spec, Variant
@@ -102,6 +104,7 @@ def _write_host(
     ports: Ports,
     backend: Backend,
     v3bw_time: int,
+    sections: list[str],
 ) -> None:
     home = hosts_dir / host.name
     home.mkdir(parents=True)
@@ -117,7 +120,9 @@ def _write_host(
         )
         write_graphml(MODELS[workload.model].build(workload.params, endpoint), home / CLIENT_GRAPH)
     (home / "torrc-defaults").write_text(host_defaults(host))
-    (home / "torrc").write_text(host_torrc(host, ports, variant, backend.socks_bind(host)))
+    (home / "torrc").write_text(
+        host_torrc(host, ports, variant, backend.socks_bind(host), sections)
+    )
     if host.is_relay:
         install_keys(keys[host.name], home)
     if host.role == "authority":
@@ -152,7 +157,19 @@ def client_sessions(
     return MODELS[workload.model].sessions(workload.params, rng, begin, begin + measure)
 
 
-def host_manifest(plan: NetworkPlan, variant: Variant) -> dict[str, dict[str, Any]]:
+def _client_limit(host: Host, variant: Variant, sections: list[str]) -> dict[str, Any] | None:
+    if not host.is_relay or host.role == "authority":
+        return None
+    lines = [line for section in sections for line in variant.torrc.get(section, ())]
+    limit = relay_client_limit(lines, variant.consensus, max(76800, host.bandwidth_up // 8))
+    if limit is None:
+        return None
+    return {"rate_bytes": limit.rate, "burst_bytes": limit.burst, "per_client": limit.per_client}
+
+
+def host_manifest(
+    plan: NetworkPlan, variant: Variant, sections: dict[str, list[str]]
+) -> dict[str, dict[str, Any]]:
     return {
         h.name: {
             "role": h.role,
@@ -161,6 +178,10 @@ def host_manifest(plan: NetworkPlan, variant: Variant) -> dict[str, dict[str, An
             "measured": h.measured,
             "workload": h.workload,
             "link": h.link,
+            "client_relay": h.client_relay,
+            "torrc_sections": sections.get(h.name, []),
+            # For relays: the limit they apply to non-relay clients, if any.
+            "client_limit": _client_limit(h, variant, sections.get(h.name, [])),
             "ip": h.ip,
             "region": h.region,
             "network_node_id": h.node_id,
@@ -187,7 +208,8 @@ def generate_run(
     work = partial_path(run_dir)
     if work.exists():
         shutil.rmtree(work)
-    plan = backend.plan(plan_network(spec, seed))
+    plan = backend.plan(variant_plan(spec, variant, seed))
+    sections = torrc_sections(spec, variant, plan)
     relays = [(h.name, h.role == "authority") for h in plan.hosts if h.is_relay]
     keys = ensure_keys(
         layout.key_store(backend.name, seed), relays, tools.key_tools(), backend.cert_time
@@ -200,7 +222,16 @@ def generate_run(
         hosts_dir = work / SHADOW_TEMPLATE / "hosts"
         for host in plan.hosts:
             _write_host(
-                hosts_dir, host, spec, plan, keys, variant, ports[host.name], backend, v3bw_time
+                hosts_dir,
+                host,
+                spec,
+                plan,
+                keys,
+                variant,
+                ports[host.name],
+                backend,
+                v3bw_time,
+                sections.get(host.name, []),
             )
         tor_homes = [hosts_dir / h.name for h in plan.hosts if h.runs_tor]
         with ThreadPoolExecutor(max_workers=2) as pool:
@@ -262,7 +293,7 @@ def generate_run(
             "versions": tools.versions,
             "programs": programs,
             "command": command,
-            "hosts": host_manifest(plan, variant),
+            "hosts": host_manifest(plan, variant, sections),
             "phases": {"generate_s": round(time.monotonic() - started, 3)},
         }
         write_manifest(work, manifest)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import networkx as nx
 
@@ -35,10 +35,18 @@ class Host:
     workload: str | None = None
     measured: bool = False
     link: str | None = None  # a client's link class, when its group has them
+    # A client that also runs a relay (a middle, in the consensus).
+    client_relay: bool = False
 
     @property
     def is_relay(self) -> bool:
-        return self.role in ("authority", "exitguard", "exit", "guard", "middle")
+        return self.client_relay or self.role in (
+            "authority",
+            "exitguard",
+            "exit",
+            "guard",
+            "middle",
+        )
 
     @property
     def runs_tor(self) -> bool:
@@ -125,8 +133,9 @@ class _Placer:
         return places
 
 
-def plan_network(spec: Spec, seed: int) -> NetworkPlan:
-    """The network that ``seed`` names for ``spec``."""
+def plan_network(spec: Spec, seed: int, extra_clients: float = 0.0) -> NetworkPlan:
+    """The network that ``seed`` names for ``spec``; with ``extra_clients``,
+    that network plus that share more clients of each class."""
     rng = random.Random(f"{spec.name}/network/{seed}")
     topology = spec.network.topology
     graph = get_generator(topology.generator).build(topology.params, rng)
@@ -168,36 +177,12 @@ def plan_network(spec: Spec, seed: int) -> NetworkPlan:
                 )
             )
 
-    measured_number = unmeasured_number = client_number = 0
+    numbers = _ClientNumbers()
     for cgroup in spec.network.clients:
         # Links come from a stream of their own: adding them to a spec moves
         # no other host.
-        links = client_links(cgroup, random.Random(f"{spec.name}/links/{seed}/{cgroup.name}"))
-        for (region, node), (link, down, up) in zip(
-            placer.place(cgroup.regions, cgroup.count), links, strict=True
-        ):
-            client_number += 1
-            if cgroup.measured:
-                measured_number += 1
-                name = f"perfclient{measured_number}exit"
-            else:
-                unmeasured_number += 1
-                name = f"markovclient{unmeasured_number}exit"
-            hosts.append(
-                Host(
-                    name=name,
-                    role="client",
-                    cls=cgroup.name,
-                    ip=_address("client", client_number),
-                    node_id=node,
-                    region=region,
-                    bandwidth_up=up,
-                    bandwidth_down=down,
-                    workload=cgroup.workload,
-                    measured=cgroup.measured,
-                    link=link,
-                )
-            )
+        links = random.Random(f"{spec.name}/links/{seed}/{cgroup.name}")
+        hosts += _clients(cgroup, cgroup.count, placer, links, numbers)
 
     servers = spec.network.servers
     for i, (region, node) in enumerate(placer.place(servers.regions, servers.count), start=1):
@@ -213,4 +198,61 @@ def plan_network(spec: Spec, seed: int) -> NetworkPlan:
                 bandwidth_down=servers.bandwidth,
             )
         )
+
+    if extra_clients > 0:
+        # Growth: more clients of each class, drawn apart so that the
+        # network they join is the seed's network unchanged.
+        extra_rng = random.Random(f"{spec.name}/extra-clients/{seed}")
+        extra_placer = _Placer(graph, extra_rng)
+        for cgroup in spec.network.clients:
+            count = round(cgroup.count * extra_clients)
+            hosts += _clients(cgroup, count, extra_placer, extra_rng, numbers)
     return NetworkPlan(seed, graph, tuple(hosts))
+
+
+@dataclass
+class _ClientNumbers:
+    """Running counts for client names (tornettools' style) and addresses."""
+
+    measured: int = 0
+    unmeasured: int = 0
+    address: int = 0
+
+    def next_name(self, measured: bool) -> str:
+        self.address += 1
+        if measured:
+            self.measured += 1
+            return f"perfclient{self.measured}exit"
+        self.unmeasured += 1
+        return f"markovclient{self.unmeasured}exit"
+
+
+def _clients(
+    cgroup: ClientGroup,
+    count: int,
+    placer: _Placer,
+    link_rng: random.Random,
+    numbers: _ClientNumbers,
+) -> list[Host]:
+    grown = replace(cgroup, count=count)
+    hosts = []
+    for (region, node), (link, down, up) in zip(
+        placer.place(cgroup.regions, count), client_links(grown, link_rng), strict=True
+    ):
+        name = numbers.next_name(cgroup.measured)
+        hosts.append(
+            Host(
+                name=name,
+                role="client",
+                cls=cgroup.name,
+                ip=_address("client", numbers.address),
+                node_id=node,
+                region=region,
+                bandwidth_up=up,
+                bandwidth_down=down,
+                workload=cgroup.workload,
+                measured=cgroup.measured,
+                link=link,
+            )
+        )
+    return hosts

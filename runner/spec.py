@@ -103,6 +103,13 @@ class Variant:
     # Conflux legs every linked set of a measured client must have; 0 means
     # conflux must not be used; None means no check.
     expect_conflux_legs: int | None = None
+    # Mixed networks: a torrc section's lines go to this share of the hosts
+    # it names (chosen per seed, the same for every variant).
+    fractions: dict[str, float] = field(default_factory=dict)
+    # Share of each client class whose clients also run a relay.
+    client_relays: dict[str, float] = field(default_factory=dict)
+    # Growth: this share more clients of each class, on the same relays.
+    extra_clients: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -358,7 +365,19 @@ def _variants(value: Any, where: Where, client_classes: set[str]) -> tuple[Varia
         w = where.child(str(name))
         _name(name, w)
         body = _mapping(
-            body_value or {}, w, (), ("tor", "torrc", "consensus", "description", "expect")
+            body_value or {},
+            w,
+            (),
+            (
+                "tor",
+                "torrc",
+                "consensus",
+                "description",
+                "expect",
+                "fractions",
+                "client_relays",
+                "extra_clients",
+            ),
         )
         tor = body.get("tor", "stock")
         if tor not in TOR_BUILDS:
@@ -402,8 +421,44 @@ def _variants(value: Any, where: Where, client_classes: set[str]) -> tuple[Varia
         legs = expect.get("conflux_legs")
         if legs is not None:
             legs = _value(legs, ew.child("conflux_legs"), Param("int", minimum=0, maximum=8))
-        variants.append(Variant(str(name), tor, torrc, consensus, description.strip(), legs))
+        fractions = _shares(body.get("fractions"), w.child("fractions"), set(torrc))
+        client_relays = _shares(body.get("client_relays"), w.child("client_relays"), client_classes)
+        extra = _value(
+            body.get("extra_clients", 0.0),
+            w.child("extra_clients"),
+            Param("float", minimum=0.0, maximum=10.0),
+        )
+        variants.append(
+            Variant(
+                str(name),
+                tor,
+                torrc,
+                consensus,
+                description.strip(),
+                legs,
+                fractions,
+                client_relays,
+                extra,
+            )
+        )
     return tuple(variants)
+
+
+def _shares(value: Any, where: Where, names: set[str]) -> dict[str, float]:
+    """A mapping of name (one of ``names``) to a share in [0, 1]."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise where.error("expected a mapping of name to a share between 0 and 1")
+    shares = {}
+    for key, raw in value.items():
+        if str(key) not in names:
+            known = ", ".join(sorted(names)) or "none"
+            raise where.child(str(key)).error(f"unknown name (expected one of: {known})")
+        shares[str(key)] = _value(
+            raw, where.child(str(key)), Param("float", minimum=0.0, maximum=1.0)
+        )
+    return shares
 
 
 def _comparisons(

@@ -116,6 +116,8 @@ def defaults_includes(host: Host) -> list[str]:
     files = [conf_file("common")]
     if host.role == "authority":
         files += [conf_file("relay"), conf_file("authority")]
+    elif host.client_relay:  # a client's own relay is a middle
+        files += [conf_file("relay"), conf_file("middle")]
     elif host.is_relay:
         files += [conf_file("relay"), conf_file(host.role)]
     else:
@@ -132,6 +134,8 @@ def variant_roles(host: Host) -> list[str]:
     roles = ["all"]
     if host.role == "authority":
         roles.append("authority")
+    elif host.client_relay:
+        roles += ["relay", "client", host.cls]
     elif host.is_relay:
         roles += ["relay", host.role]
     else:
@@ -139,12 +143,19 @@ def variant_roles(host: Host) -> list[str]:
     return roles
 
 
-def host_torrc(host: Host, ports: Ports, variant: Variant, socks_bind: str = "127.0.0.1") -> str:
+def host_torrc(
+    host: Host,
+    ports: Ports,
+    variant: Variant,
+    socks_bind: str = "127.0.0.1",
+    sections: list[str] | None = None,
+) -> str:
     """A host's own torrc: identity, ports, bandwidth, then the variant's lines.
 
     ``socks_bind`` is where a client's SOCKS port listens (its own loopback
     under Shadow; its own address when hosts share a machine). The control
-    port is always on 127.0.0.1, where oniontrace connects."""
+    port is always on 127.0.0.1, where oniontrace connects. ``sections``
+    are the variant's sections for this host (default: all its roles')."""
     address = host.ip
     lines = [f"# {host.name}: role {host.role}, class {host.cls}, variant {variant.name}"]
     if host.is_relay:
@@ -157,10 +168,10 @@ def host_torrc(host: Host, ports: Ports, variant: Variant, socks_bind: str = "12
             f"BandwidthRate {rate} bytes",
             f"BandwidthBurst {rate} bytes",
         ]
-    else:
+    if host.role == "client":
         lines.append(f"SocksPort {socks_bind}:{ports.socks_port}")
     lines.append(f"ControlPort 127.0.0.1:{ports.control_port}")
-    for role in variant_roles(host):
+    for role in variant_roles(host) if sections is None else sections:
         extra = variant.torrc.get(role, ())
         if extra:
             lines.append(f"# variant {variant.name}, section {role}")
