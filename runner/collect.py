@@ -53,6 +53,7 @@ CIRCUIT_COLUMNS = [
     "hops",
     "reason",
     "conflux_id",
+    "guard",
 ]
 
 
@@ -122,6 +123,7 @@ def circuit_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[str, 
                     "hops": c.hops,
                     "reason": c.reason,
                     "conflux_id": c.conflux_id,
+                    "guard": c.guard,
                 }
 
 

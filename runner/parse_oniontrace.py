@@ -35,6 +35,7 @@ class Circuit:
     hops: int
     reason: str
     conflux_id: str  # the linked set it joined, "" if never linked
+    guard: str = ""  # the first hop's nickname (or fingerprint), "" if unknown
 
 
 @dataclass
@@ -48,12 +49,23 @@ class _State:
     conflux_id: str = ""
     linked_at: float = 0.0
     linked_hops: int = 0
+    guard: str = ""
 
 
 def _hops(rest: str) -> int:
     """Relays in the path that follows an event's status word, 0 if none."""
     first = rest.split()[0] if rest.split() else ""
     return 0 if not first or "=" in first else len(first.split(","))
+
+
+def _first_hop(rest: str) -> str:
+    """The first relay of the path that follows the status word: its
+    nickname from ``$FP~nick``, else its fingerprint; "" if no path."""
+    first = rest.split()[0] if rest.split() else ""
+    if not first or "=" in first:
+        return ""
+    hop = first.split(",")[0]
+    return hop.partition("~")[2] or hop.lstrip("$")
 
 
 def _iso_to_unix(text: str) -> float:
@@ -87,6 +99,7 @@ def parse_lines(lines: Iterable[str]) -> Iterator[Circuit]:
             state.conflux_id = state.conflux_id or keywords["CONFLUX_ID"]
             state.linked_at = state.linked_at or float(line.split()[2])
             state.linked_hops = state.linked_hops or _hops(rest)
+            state.guard = state.guard or _first_hop(rest)
         if kind != "CIRC" or status not in ("BUILT", "FAILED") or state.status:
             continue
         now = float(line.split()[2])
@@ -96,11 +109,20 @@ def parse_lines(lines: Iterable[str]) -> Iterator[Circuit]:
         state.build_time = round(now - _iso_to_unix(created), 6) if created else None
         state.purpose = keywords.get("PURPOSE", "")
         state.hops = _hops(rest)
+        state.guard = _first_hop(rest) or state.guard
         state.reason = keywords.get("REASON", "")
     for circ_id, s in circuits.items():
         if s.status:
             yield Circuit(
-                circ_id, s.status, s.time, s.build_time, s.purpose, s.hops, s.reason, s.conflux_id
+                circ_id,
+                s.status,
+                s.time,
+                s.build_time,
+                s.purpose,
+                s.hops,
+                s.reason,
+                s.conflux_id,
+                s.guard,
             )
         elif s.conflux_id:
             # Linked before oniontrace subscribed (it waits for tor to bootstrap):
@@ -114,4 +136,5 @@ def parse_lines(lines: Iterable[str]) -> Iterator[Circuit]:
                 s.linked_hops,
                 "",
                 s.conflux_id,
+                s.guard,
             )

@@ -41,6 +41,7 @@ class CircuitRow:
     build: float | None
     purpose: str
     conflux_id: str
+    guard: str = ""
 
 
 def _float(text: str) -> float | None:
@@ -81,6 +82,7 @@ def read_circuits(path: Path) -> list[CircuitRow]:
                 build=_float(r["build_s"]),
                 purpose=r["purpose"],
                 conflux_id=r["conflux_id"],
+                guard=r.get("guard", ""),
             )
             for r in csv.DictReader(handle)
         ]

@@ -62,6 +62,9 @@ def test_oniontrace_circuits_and_conflux_legs() -> None:
     )
     general = circuits["15"]
     assert general.purpose == "GENERAL"
+    assert general.guard == "relay4guard"  # the first hop, by nickname
+    # Legs built before oniontrace subscribed have a guard from their linking.
+    assert all(circuits[i].guard.startswith("relay") for i in "456789")
     assert general.build_time == pytest.approx(0.24)
     assert general.time - SHADOW_EPOCH == pytest.approx(53.24)
 
