@@ -39,7 +39,28 @@ TRANSFER_COLUMNS = [
     "success",
     "error",
 ]
-RELAY_COLUMNS = ["variant", "seed", "relay", "role", "flags", "weight", "measured"]
+RELAY_COLUMNS = [
+    "variant",
+    "seed",
+    "relay",
+    "role",
+    "flags",
+    "weight",
+    "measured",
+    "client_limit_rate",
+    "client_limit_burst",
+]
+CLIENT_COLUMNS = [
+    "variant",
+    "seed",
+    "host",
+    "class",
+    "measured",
+    "link",
+    "client_relay",
+    "bandwidth_down_bits",
+    "bandwidth_up_bits",
+]
 CIRCUIT_COLUMNS = [
     "variant",
     "seed",
@@ -54,6 +75,7 @@ CIRCUIT_COLUMNS = [
     "reason",
     "conflux_id",
     "guard",
+    "streams",
 ]
 
 
@@ -124,6 +146,7 @@ def circuit_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[str, 
                     "reason": c.reason,
                     "conflux_id": c.conflux_id,
                     "guard": c.guard,
+                    "streams": c.streams,
                 }
 
 
@@ -138,6 +161,7 @@ def relay_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[str, An
         return
     with consensus.open(errors="replace") as lines:
         for relay in parse_consensus(lines):
+            limit = hosts.get(relay.nickname, {}).get("client_limit") or {}
             yield {
                 "variant": manifest["variant"],
                 "seed": manifest["seed"],
@@ -146,7 +170,28 @@ def relay_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[str, An
                 "flags": " ".join(sorted(relay.flags)),
                 "weight": relay.bandwidth,
                 "measured": int(relay.measured),
+                # What the relay was told to allow each non-relay client.
+                "client_limit_rate": limit.get("rate_bytes", ""),
+                "client_limit_burst": limit.get("burst_bytes", ""),
             }
+
+
+def client_rows(manifest: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Each client of a run: its class, link and whether it also runs a relay."""
+    for host, info in sorted(manifest["hosts"].items()):
+        if info["role"] != "client":
+            continue
+        yield {
+            "variant": manifest["variant"],
+            "seed": manifest["seed"],
+            "host": host,
+            "class": info["class"],
+            "measured": int(info["measured"]),
+            "link": info.get("link") or "",
+            "client_relay": int(bool(info.get("client_relay"))),
+            "bandwidth_down_bits": info["bandwidth_down_bits"],
+            "bandwidth_up_bits": info["bandwidth_up_bits"],
+        }
 
 
 def _write_csv(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
@@ -163,6 +208,7 @@ def collect(spec: Spec, layout: Layout) -> Collected:
     transfers: list[dict[str, Any]] = []
     circuits: list[dict[str, Any]] = []
     relays: list[dict[str, Any]] = []
+    clients: list[dict[str, Any]] = []
     runs = 0
     for seed in spec.seeds:
         for variant in spec.variants:
@@ -176,6 +222,7 @@ def collect(spec: Spec, layout: Layout) -> Collected:
             transfers += run_transfers
             circuits += run_circuits
             relays += relay_rows(run_dir, manifest)
+            clients += client_rows(manifest)
             manifest["phases"]["collect_s"] = round(time.monotonic() - started, 3)
             write_manifest(run_dir, manifest)
             runs += 1
@@ -183,4 +230,5 @@ def collect(spec: Spec, layout: Layout) -> Collected:
     _write_csv(layout.transfers_csv, TRANSFER_COLUMNS, transfers)
     _write_csv(layout.circuits_csv, CIRCUIT_COLUMNS, circuits)
     _write_csv(layout.relays_csv, RELAY_COLUMNS, relays)
+    _write_csv(layout.clients_csv, CLIENT_COLUMNS, clients)
     return Collected(runs, len(transfers), len(circuits))

@@ -34,6 +34,10 @@ class Layout:
         return self.experiment_dir / "relays.csv"
 
     @property
+    def clients_csv(self) -> Path:
+        return self.experiment_dir / "clients.csv"
+
+    @property
     def report_dir(self) -> Path:
         return self.experiment_dir / "report"
 

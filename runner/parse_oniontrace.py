@@ -12,6 +12,10 @@ oniontrace logs each control-port event as
 Circuits that neither built nor failed by the end (still launching) are left
 out, except conflux legs seen linking: those were built before oniontrace
 subscribed to events, and count as built with no build time.
+
+``650 STREAM <id> SUCCEEDED <circuit> <target>`` events count the client
+streams each circuit carried (directory fetches, whose targets are
+``...$FP.exit:port``, are not counted).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 _EVENT = re.compile(r"Logger: 650 (CIRC|CIRC_MINOR) (\S+) (\S+)(.*)$")
+_STREAM = re.compile(r"Logger: 650 STREAM \S+ SUCCEEDED (\S+) (\S+)")
 _KEYWORD = re.compile(r"\b([A-Z_]+)=(\S+)")
 
 
@@ -36,6 +41,7 @@ class Circuit:
     reason: str
     conflux_id: str  # the linked set it joined, "" if never linked
     guard: str = ""  # the first hop's nickname (or fingerprint), "" if unknown
+    streams: int = 0  # client streams it carried
 
 
 @dataclass
@@ -50,6 +56,7 @@ class _State:
     linked_at: float = 0.0
     linked_hops: int = 0
     guard: str = ""
+    streams: int = 0
 
 
 def _hops(rest: str) -> int:
@@ -91,6 +98,9 @@ def parse_lines(lines: Iterable[str]) -> Iterator[Circuit]:
     for line in lines:
         match = _EVENT.search(line)
         if not match:
+            stream = _STREAM.search(line)
+            if stream and ".exit:" not in stream.group(2):
+                circuits.setdefault(stream.group(1), _State()).streams += 1
             continue
         kind, circ_id, status, rest = match.groups()
         keywords = dict(_KEYWORD.findall(rest))
@@ -123,6 +133,7 @@ def parse_lines(lines: Iterable[str]) -> Iterator[Circuit]:
                 s.reason,
                 s.conflux_id,
                 s.guard,
+                s.streams,
             )
         elif s.conflux_id:
             # Linked before oniontrace subscribed (it waits for tor to bootstrap):
@@ -137,4 +148,5 @@ def parse_lines(lines: Iterable[str]) -> Iterator[Circuit]:
                 "",
                 s.conflux_id,
                 s.guard,
+                s.streams,
             )

@@ -21,6 +21,7 @@ from runner.compare import (
 from runner.layout import Layout, partial_path
 from runner.manifest import STATUS_COMPLETE, read_manifest
 from runner.plots import draw_all, human_size
+from runner.report_clients import client_sections
 from runner.spec import Spec
 from runner.tables import CircuitRow, read_circuits, read_transfers
 
@@ -175,6 +176,11 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
         shutil.rmtree(work)
     work.mkdir(parents=True)
     plots = draw_all(transfers, variants, work)
+    client_lines, client_failures, client_plots = client_sections(
+        layout, variants, transfers, circuits, work
+    )
+    failures += client_failures
+    plots += client_plots
 
     first = complete[0] if complete else {}
     lines = [f"# Experiment `{spec.name}`", ""]
@@ -387,6 +393,7 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
                 for c in leg_checks
             ],
         )
+    lines += client_lines
     relay_table = relay_summary(layout.relays_csv, variants)
     if relay_table:
         lines += [

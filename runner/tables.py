@@ -42,6 +42,7 @@ class CircuitRow:
     purpose: str
     conflux_id: str
     guard: str = ""
+    streams: int = 0
 
 
 def _float(text: str) -> float | None:
@@ -83,6 +84,7 @@ def read_circuits(path: Path) -> list[CircuitRow]:
                 purpose=r["purpose"],
                 conflux_id=r["conflux_id"],
                 guard=r.get("guard", ""),
+                streams=int(r.get("streams") or 0),
             )
             for r in csv.DictReader(handle)
         ]

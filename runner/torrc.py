@@ -165,9 +165,19 @@ def host_torrc(
             f"Address {address}",
             f"ORPort {address}:{ports.or_port} IPv4Only",
             f"DirPort {address}:{ports.dir_port}",
-            f"BandwidthRate {rate} bytes",
-            f"BandwidthBurst {rate} bytes",
         ]
+        if host.client_relay:
+            # A client's own traffic is not capped by what its relay donates:
+            # the donation (its uplink) limits relayed traffic only.
+            link = max(rate, host.bandwidth_down // 8)
+            lines += [
+                f"BandwidthRate {link} bytes",
+                f"BandwidthBurst {link} bytes",
+                f"RelayBandwidthRate {rate} bytes",
+                f"RelayBandwidthBurst {rate} bytes",
+            ]
+        else:
+            lines += [f"BandwidthRate {rate} bytes", f"BandwidthBurst {rate} bytes"]
     if host.role == "client":
         lines.append(f"SocksPort {socks_bind}:{ports.socks_port}")
     lines.append(f"ControlPort 127.0.0.1:{ports.control_port}")

@@ -40,6 +40,9 @@ def test_client_relays_are_nested_across_shares_and_run_as_middles() -> None:
     assert defaults_includes(host)[1:] == ["tor.relay.torrc", "tor.middle.torrc"]
     torrc = host_torrc(host, Ports(), spec.variant("high"))
     assert f"Nickname {host.name}" in torrc and "SocksPort 127.0.0.1:9050" in torrc
+    # Its relay donates its uplink; its own downloads may use its downlink.
+    assert f"RelayBandwidthRate {max(76800, host.bandwidth_up // 8)} bytes" in torrc
+    assert f"BandwidthRate {max(76800, host.bandwidth_down // 8)} bytes" in torrc
     # Everything else is the seed's network unchanged.
     same = [(h.name, h.ip, h.bandwidth_up) for h in plan.hosts]
     base = [(h.name, h.ip, h.bandwidth_up) for h in plan_network(spec, 1).hosts]
