@@ -91,3 +91,18 @@ def test_consensus_flags_and_unmeasured_weights() -> None:
     assert relays["relay6middle"].bandwidth == 66
     # one authority: tor does not use the bandwidth file's measurements
     assert not any(r.measured for r in relays.values())
+
+
+def test_oniontrace_counts_client_streams_per_circuit() -> None:
+    with (FIXTURES / "oniontrace-web-client.stdout").open() as lines:
+        circuits = {c.circuit_id: c for c in parse_oniontrace(lines)}
+    carrying = {i: (c.guard, c.streams) for i, c in circuits.items() if c.streams}
+    # Three web pages went over circuit 25; directory fetches are not counted.
+    assert carrying == {"25": ("relay3guard", 3)}
+
+
+def test_tgen_session_stopped_by_shadow_keeps_its_finished_transfers() -> None:
+    # One web session, ended by SIGTERM (no summary line, no error).
+    with (FIXTURES / "tgen-web-session.stdout").open() as lines:
+        transfers = list(parse_lines(lines))
+    assert [(t.vertex, t.size, t.success) for t in transfers] == [("stream_2", 238000, True)]
