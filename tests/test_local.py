@@ -141,3 +141,20 @@ def test_the_default_backend_is_local_without_shadow(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("PATH", "/usr/sbin:/usr/bin:/bin")
     monkeypatch.delenv("TORNET_SHADOW", raising=False)
     assert default_backend() is LOCAL
+
+
+def test_oniontrace_waits_for_tors_control_port() -> None:
+    from runner.errors import RunError
+    from runner.local.run import wait_for_port
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    calls: list[int] = []
+    # Not listening yet: it keeps checking on the network, then gives up.
+    with pytest.raises(RunError, match=f"control port {port} not listening"):
+        wait_for_port(port, 0.3, lambda: calls.append(1))
+    assert calls
+    listener.listen()
+    wait_for_port(port, 5.0, lambda: None)
+    listener.close()

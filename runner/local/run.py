@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import sys
 import threading
 import time
@@ -26,6 +27,7 @@ from runner.shadow_config import SHADOW_DATA, SHADOW_TEMPLATE
 
 BOOTSTRAP_TIMEOUT = 300.0
 SETTLE = 10.0  # after bootstrap: prebuilt circuits and conflux sets link
+CONTROL_PORT_TIMEOUT = 60.0
 
 # Set by the runner when interrupted: local runs stop at their next check.
 cancel = threading.Event()
@@ -81,6 +83,24 @@ def _tail(path: Path, lines: int = 5) -> str:
         return ""
 
 
+def wait_for_port(port: int, timeout: float, alive: Callable[[], None]) -> None:
+    """Return once 127.0.0.1:``port`` accepts connections. oniontrace dies
+    (SIGPIPE) if tor's control port is not listening yet, which on a busy
+    machine can take longer than the second Shadow's schedule allows."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1.0):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RunError(
+                    f"tor's control port {port} not listening after {timeout:.0f} s"
+                ) from None
+            alive()
+            time.sleep(0.1)
+
+
 class _Starter:
     def __init__(
         self, procs: ProcessSet, data: Path, manifest: dict[str, Any], programs: dict[str, str]
@@ -91,6 +111,13 @@ class _Starter:
 
     def start(self, host: str, entry: dict[str, Any]) -> str:
         """Start ``entry`` on ``host``; return the process's name."""
+        if entry["program"] == "oniontrace":
+            opts = dict(a.split("=", 1) for a in entry["args"])
+            wait_for_port(
+                int(opts["TorControlPort"]),
+                CONTROL_PORT_TIMEOUT,
+                lambda: _check(self.procs, self.data),
+            )
         number = self.counters.get(host, 1000)
         self.counters[host] = number + 1
         home = self.data / "hosts" / host
