@@ -116,6 +116,26 @@ def test_ci_small_is_valid() -> None:
             "add up to 1 (they add up to 0.9)",
         ),
         (
+            lambda d: d["variants"]["conflux-on"].update(fractions={"relay": 0.5}),
+            "variants.conflux-on.fractions.relay",
+            "unknown name (expected one of: client)",
+        ),
+        (
+            lambda d: d["variants"]["conflux-on"].update(client_relays={"web": 0.1}),
+            "variants.conflux-on.client_relays.web",
+            "unknown name (expected one of: perf)",
+        ),
+        (
+            lambda d: d["variants"]["conflux-on"].update(client_relays={"perf": 1.5}),
+            "variants.conflux-on.client_relays.perf",
+            "at most 1.0",
+        ),
+        (
+            lambda d: d["variants"]["conflux-on"].update(extra_clients=-0.2),
+            "variants.conflux-on.extra_clients",
+            "at least 0.0",
+        ),
+        (
             lambda d: d["variants"]["conflux-on"].update(consensus={"cfx_enabled": "yes"}),
             "variants.conflux-on.consensus.cfx_enabled",
             "expected an integer",
@@ -161,3 +181,9 @@ def test_multi_region_topology_needs_every_pair(ci_small_text: str) -> None:
     data["network"]["topology"]["params"]["latency"]["eu-eu"] = "8 ms"
     spec = parse_spec(data, "x.yaml")
     assert spec.network.topology.regions == ("na", "eu")
+
+
+def test_every_committed_config_is_valid() -> None:
+    for path in sorted((CI_SMALL.parent).glob("*.yaml")):
+        spec = load_spec(path)
+        assert spec.name == path.stem
