@@ -10,6 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
 
 from runner.compare import METRICS  # noqa: E402
 from runner.stats import dkw_epsilon, ecdf  # noqa: E402
@@ -32,6 +33,22 @@ def human_size(size: int) -> str:
     return f"{size} B"
 
 
+def draw_cdf(ax: Axes, values: list[float], label: str, alpha: float = 0.2) -> None:
+    """One empirical CDF on ``ax``, with its 95% DKW confidence band."""
+    xs, ys = ecdf(values)
+    eps = dkw_epsilon(len(xs))
+    line = ax.step(xs, ys, where="post", label=f"{label} (n={len(xs)})")[0]
+    ax.fill_between(
+        xs,
+        np.clip(ys - eps, 0, 1),
+        np.clip(ys + eps, 0, 1),
+        step="post",
+        alpha=alpha,
+        color=line.get_color(),
+        linewidth=0,
+    )
+
+
 def cdf_plot(
     rows: list[TransferRow], metric: str, title: str, variants: list[str], path: Path
 ) -> None:
@@ -44,20 +61,8 @@ def cdf_plot(
     fig, ax = plt.subplots(figsize=(6, 4))
     for variant in variants:
         values = by_variant.get(variant, [])
-        if not values:
-            continue
-        xs, ys = ecdf(values)
-        eps = dkw_epsilon(len(xs))
-        line = ax.step(xs, ys, where="post", label=f"{variant} (n={len(xs)})")[0]
-        ax.fill_between(
-            xs,
-            np.clip(ys - eps, 0, 1),
-            np.clip(ys + eps, 0, 1),
-            step="post",
-            alpha=0.2,
-            color=line.get_color(),
-            linewidth=0,
-        )
+        if values:
+            draw_cdf(ax, values, variant)
     ax.set_xlabel(LABELS[metric])
     ax.set_ylabel("cumulative fraction")
     ax.set_ylim(0, 1)

@@ -6,13 +6,9 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from runner.client_bandwidth import (  # noqa: E402
+from runner.client_bandwidth import (
     CLIENT_RELAY,
     ClientBandwidth,
     LimitCheck,
@@ -23,29 +19,17 @@ from runner.client_bandwidth import (  # noqa: E402
     read_clients,
     read_relay_limits,
 )
-from runner.layout import Layout  # noqa: E402
-from runner.stats import dkw_epsilon, ecdf  # noqa: E402
-from runner.tables import CircuitRow, TransferRow  # noqa: E402
+from runner.layout import Layout
+from runner.plots import draw_cdf  # sets matplotlib's Agg backend first
+from runner.tables import CircuitRow, TransferRow
 
 
 def _cdf(bandwidths: list[ClientBandwidth], group: str, variants: list[str], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(6, 4))
     for variant in variants:
         values = [b.kib_per_s for b in bandwidths if b.variant == variant and b.group == group]
-        if not values:
-            continue
-        xs, ys = ecdf(values)
-        eps = dkw_epsilon(len(xs))
-        line = ax.step(xs, ys, where="post", label=f"{variant} (n={len(xs)})")[0]
-        ax.fill_between(
-            xs,
-            np.clip(ys - eps, 0, 1),
-            np.clip(ys + eps, 0, 1),
-            step="post",
-            alpha=0.15,
-            color=line.get_color(),
-            linewidth=0,
-        )
+        if values:
+            draw_cdf(ax, values, variant, alpha=0.15)
     ax.set_xscale("log")
     ax.set_xlabel("client's average bandwidth (KiB/s)")
     ax.set_ylabel("cumulative fraction of clients")
