@@ -1,0 +1,109 @@
+"""Tortoise's mechanism, checked on the collected tables of a real run.
+
+The fixtures are `make experiment EXP=tortoise-small`'s tables (Shadow
+3.3.0, tor 0.4.9.11 with tor-patches), gzipped; circuits are cut to those
+that carried client streams, the only ones the checks read.
+"""
+
+import gzip
+import shutil
+from pathlib import Path
+
+import pytest
+
+from runner.client_bandwidth import (
+    ClientBandwidth,
+    LimitCheck,
+    RelayLimit,
+    group_means,
+    limit_checks,
+    per_client,
+    read_clients,
+    read_relay_limits,
+)
+from runner.spec import load_spec
+from runner.tables import read_circuits, read_transfers
+from tests.conftest import FIXTURES, ROOT
+
+TABLES = FIXTURES / "tortoise-small"
+LIMITED = ["limit-100", "limit-200", "limit-100-perconn", "relays-low", "relays-high", "growth-100"]
+REFERENCE = RelayLimit(102400, 102400)
+
+
+def _table(name: str, tmp: Path) -> Path:
+    out = tmp / name
+    with gzip.open(TABLES / f"{name}.gz", "rb") as src, out.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return out
+
+
+@pytest.fixture(scope="module")
+def checks_and_bandwidths(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[list[LimitCheck], list[ClientBandwidth]]:
+    tmp = tmp_path_factory.mktemp("tortoise")
+    transfers = read_transfers(_table("transfers.csv", tmp))
+    clients = read_clients(_table("clients.csv", tmp))
+    circuits = read_circuits(_table("circuits.csv", tmp))
+    limits = read_relay_limits(_table("relays.csv", tmp))
+    checks = limit_checks(transfers, clients, circuits, limits, REFERENCE)
+    return checks, per_client(transfers, clients)
+
+
+def _by(checks: list[LimitCheck], variant: str, standing: str) -> list[LimitCheck]:
+    return [c for c in checks if c.variant == variant and c.standing == standing]
+
+
+def test_the_fixtures_cover_every_variant_and_seed(
+    checks_and_bandwidths: tuple[list[LimitCheck], list[ClientBandwidth]],
+) -> None:
+    spec = load_spec(ROOT / "configs" / "tortoise-small.yaml")
+    _, bandwidths = checks_and_bandwidths
+    runs = {(b.variant, b.seed) for b in bandwidths}
+    assert runs == {(v.name, s) for v in spec.variants for s in spec.seeds}
+
+
+def test_no_limited_client_beats_its_guards_bucket(
+    checks_and_bandwidths: tuple[list[LimitCheck], list[ClientBandwidth]],
+) -> None:
+    checks, _ = checks_and_bandwidths
+    for variant in [*LIMITED, "half-100"]:
+        held = _by(checks, variant, "held")
+        assert held, f"{variant}: no client was held"
+        assert sum(c.transfers for c in held) >= 100
+        assert all(c.over == 0 and c.worst <= 1.0 for c in held), variant
+
+
+def test_unlimited_clients_and_client_relays_do_exceed_the_limit(
+    checks_and_bandwidths: tuple[list[LimitCheck], list[ClientBandwidth]],
+) -> None:
+    checks, _ = checks_and_bandwidths
+    for variant in ("unlimited", "growth-unlimited"):
+        free = _by(checks, variant, "free")
+        assert sum(c.over for c in free) > 0.3 * sum(c.transfers for c in free), variant
+    for variant in ("relays-low", "relays-high"):
+        relays = _by(checks, variant, "client-relay")
+        assert relays and sum(c.over for c in relays) > 0, variant
+        assert not _by(checks, variant, "free")  # everyone else is held
+
+
+def test_with_half_the_relays_limiting_only_their_clients_are_held(
+    checks_and_bandwidths: tuple[list[LimitCheck], list[ClientBandwidth]],
+) -> None:
+    checks, _ = checks_and_bandwidths
+    held, free = _by(checks, "half-100", "held"), _by(checks, "half-100", "free")
+    assert held and free
+    assert all(c.over == 0 for c in held)
+    assert sum(c.over for c in free) > 0
+
+
+def test_the_limit_slows_web_and_bulk_clients_and_spares_client_relays(
+    checks_and_bandwidths: tuple[list[LimitCheck], list[ClientBandwidth]],
+) -> None:
+    _, bandwidths = checks_and_bandwidths
+    variants = sorted({b.variant for b in bandwidths})
+    means = group_means(bandwidths, variants)
+    for group in ("web", "bulk"):
+        assert means[("limit-100", group)].mean < means[("unlimited", group)].mean / 2
+        assert means[("limit-100", group)].mean < means[("limit-200", group)].mean
+    assert means[("relays-high", "client-relay")].mean > 2 * means[("relays-high", "web")].mean
