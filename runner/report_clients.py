@@ -7,6 +7,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+from matplotlib.ticker import NullFormatter, ScalarFormatter
 
 from runner.client_bandwidth import (
     CLIENT_RELAY,
@@ -31,6 +32,8 @@ def _cdf(bandwidths: list[ClientBandwidth], group: str, variants: list[str], pat
         if values:
             draw_cdf(ax, values, variant, alpha=0.15)
     ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_formatter(NullFormatter())  # log minor labels overlap
     ax.set_xlabel("client's average bandwidth (KiB/s)")
     ax.set_ylabel("cumulative fraction of clients")
     ax.set_ylim(0, 1)
