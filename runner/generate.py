@@ -43,6 +43,7 @@ from runner.torrc import (
     conf_file,
     host_defaults,
     host_torrc,
+    relay_rate,
     v3bw,
 )
 from topologies.gml import to_shadow_gml
@@ -161,7 +162,7 @@ def _client_limit(host: Host, variant: Variant, sections: list[str]) -> dict[str
     if not host.is_relay or host.role == "authority":
         return None
     lines = [line for section in sections for line in variant.torrc.get(section, ())]
-    limit = relay_client_limit(lines, variant.consensus, max(76800, host.bandwidth_up // 8))
+    limit = relay_client_limit(lines, variant.consensus, relay_rate(host))
     if limit is None:
         return None
     return {"rate_bytes": limit.rate, "burst_bytes": limit.burst, "per_client": limit.per_client}

@@ -76,9 +76,7 @@ def _address(kind: str, index: int) -> str:
 
 
 def _log_uniform(rng: random.Random, low: int, high: int) -> int:
-    if low == high:
-        return low
-    return int(round(math.exp(rng.uniform(math.log(low), math.log(high)))))
+    return low if low == high else _speed(rng.random(), low, high)
 
 
 def _split(count: int, shares: list[float]) -> list[int]:

@@ -20,6 +20,7 @@ from runner.compare import (
 )
 from runner.layout import Layout, partial_path
 from runner.manifest import STATUS_COMPLETE, read_manifest
+from runner.markdown import table
 from runner.plots import draw_all, human_size
 from runner.report_clients import client_sections
 from runner.spec import Spec
@@ -35,12 +36,6 @@ class ReportResult:
 
 def _seconds(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{value:.3f}"
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return lines
 
 
 def _manifests(spec: Spec, layout: Layout) -> list[dict[str, Any]]:
@@ -216,7 +211,7 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
     if backend_note:
         lines += [f"- note: {backend_note}"]
     lines += ["", "## Variants", ""]
-    lines += _table(
+    lines += table(
         ["variant", "description", "tor", "torrc lines", "consensus parameters"],
         [
             [
@@ -230,7 +225,7 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
         ],
     )
     lines += ["", "## Runs", ""]
-    lines += _table(
+    lines += table(
         ["variant", "seed", "status", "generate (s)", "simulate (s)", "collect (s)"],
         [
             [
@@ -286,7 +281,7 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
         "",
     ]
     summaries = summarize(transfers, variants)
-    lines += _table(
+    lines += table(
         [
             "class",
             "size",
@@ -333,7 +328,7 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
         }
         for metric in ("ttfb", "ttlb")
     }
-    lines += _table(
+    lines += table(
         ["class", "size", "variant", "against", "TTFB change", "TTLB change"],
         [
             [
@@ -358,7 +353,7 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
         "CONFLUX_ID.",
         "",
     ]
-    lines += _table(
+    lines += table(
         [
             "variant",
             "built",
@@ -378,7 +373,7 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
             "the variant expects.",
             "",
         ]
-        lines += _table(
+        lines += table(
             ["variant", "seed", "client", "expected legs", "sets linked", "sets by legs", "check"],
             [
                 [
@@ -405,7 +400,7 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
             "authorities vote them, else they are the relays' own reports.",
             "",
         ]
-        lines += _table(
+        lines += table(
             [
                 "variant",
                 "seed",

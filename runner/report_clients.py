@@ -21,6 +21,7 @@ from runner.client_bandwidth import (
     read_relay_limits,
 )
 from runner.layout import Layout
+from runner.markdown import table
 from runner.plots import draw_cdf  # sets matplotlib's Agg backend first
 from runner.tables import CircuitRow, TransferRow
 
@@ -82,15 +83,13 @@ def client_sections(
         counts[(b.variant, b.group)].add((b.seed, b.host))
         counts[(b.variant, "all")].add((b.seed, b.host))
     means = group_means(bandwidths, variants)
-    header = ["group", "variant", "clients (all seeds)", "mean bandwidth (KiB/s)"]
     rows = [
         [group, variant, str(len(counts[(variant, group)])), estimate.format(1, "", 1)]
         for (variant, group), estimate in sorted(
             means.items(), key=lambda kv: (kv[0][1], variants.index(kv[0][0]))
         )
     ]
-    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    lines += table(["group", "variant", "clients (all seeds)", "mean bandwidth (KiB/s)"], rows)
     plots = []
     for group in sorted({b.group for b in bandwidths}):
         path = out / f"client-bandwidth-{group}.png"
@@ -116,13 +115,14 @@ def client_sections(
         "bound; *worst* is the largest (bytes - burst) / (rate x TTLB), above 1 when over.",
         "",
     ]
-    header = ["variant", "seed", "clients", "standing", "transfers", "over", "worst"]
-    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += [
-        f"| {c.variant} | {c.seed} | {c.clients} | {c.standing} | {c.transfers} | "
-        f"{c.over} | {c.worst:.2f} |"
-        for c in sorted(checks, key=lambda c: (variants.index(c.variant), c.seed, c.standing))
-    ]
+    lines += table(
+        ["variant", "seed", "clients", "standing", "transfers", "over", "worst"],
+        [
+            [c.variant, str(c.seed), str(c.clients), c.standing]
+            + [str(c.transfers), str(c.over), f"{c.worst:.2f}"]
+            for c in sorted(checks, key=lambda c: (variants.index(c.variant), c.seed, c.standing))
+        ],
+    )
     failures = [_failure(c) for c in checks if c.standing == "held" and c.over]
     return lines, failures, plots
 

@@ -143,6 +143,12 @@ def variant_roles(host: Host) -> list[str]:
     return roles
 
 
+def relay_rate(host: Host) -> int:
+    """The bytes/s a relay gives the network: its uplink, at least tor's
+    minimum BandwidthRate."""
+    return max(76800, host.bandwidth_up // 8)
+
+
 def host_torrc(
     host: Host,
     ports: Ports,
@@ -159,7 +165,7 @@ def host_torrc(
     address = host.ip
     lines = [f"# {host.name}: role {host.role}, class {host.cls}, variant {variant.name}"]
     if host.is_relay:
-        rate = max(76800, host.bandwidth_up // 8)  # tor's minimum BandwidthRate
+        rate = relay_rate(host)
         lines += [
             f"Nickname {host.name}",
             f"Address {address}",

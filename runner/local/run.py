@@ -42,7 +42,7 @@ def _command(
     if program == "oniontrace":
         if "oniontrace" in programs:
             return [programs["oniontrace"], *args], None
-        opts = dict(a.split("=", 1) for a in args)
+        opts = _options(args)
         return [
             sys.executable,
             "-m",
@@ -67,6 +67,11 @@ def _command(
             info["ip"],
         ], None
     raise RunError(f"unknown program {program!r} in {PROCESSES}")
+
+
+def _options(args: list[str]) -> dict[str, str]:
+    """oniontrace's Key=Value arguments."""
+    return dict(a.split("=", 1) for a in args)
 
 
 def _bootstrapped(log: Path) -> bool:
@@ -112,9 +117,8 @@ class _Starter:
     def start(self, host: str, entry: dict[str, Any]) -> str:
         """Start ``entry`` on ``host``; return the process's name."""
         if entry["program"] == "oniontrace":
-            opts = dict(a.split("=", 1) for a in entry["args"])
             wait_for_port(
-                int(opts["TorControlPort"]),
+                int(_options(entry["args"])["TorControlPort"]),
                 CONTROL_PORT_TIMEOUT,
                 lambda: _check(self.procs, self.data),
             )
@@ -159,9 +163,10 @@ def run_local(
     hosts = manifest["hosts"]
     clients = [h for h, info in hosts.items() if info["role"] == "client"]
     # Traffic follows each client's sessions, timed from when traffic starts.
+    bootstrap_s = manifest["duration"]["bootstrap_s"]
     traffic = sorted(
         (
-            (e["start_s"] - manifest["duration"]["bootstrap_s"], h, e)
+            (e["start_s"] - bootstrap_s, h, e)
             for h in clients
             for e in listing[h]
             if e["program"] == "tgen"
@@ -208,8 +213,7 @@ def run_local(
                 _, host, entry = pending.pop(0)
                 name = starter.start(host, entry)
                 if entry.get("stop_s") is not None:
-                    offset = entry["stop_s"] - manifest["duration"]["bootstrap_s"]
-                    running.append((offset, name))
+                    running.append((entry["stop_s"] - bootstrap_s, name))
             for offset, name in [r for r in running if r[0] <= elapsed]:
                 procs.stop(name)
                 running.remove((offset, name))
