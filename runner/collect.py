@@ -1,7 +1,11 @@
-"""Collect every complete run's tgen and oniontrace logs into two tidy tables.
+"""Collect every complete run's logs into tidy tables.
 
-``transfers.csv``: one row per finished transfer; ``circuits.csv``: one row
-per circuit built or failed. Times are seconds since the network started.
+``transfers.csv``: one row per transfer a client finished; ``served.csv``:
+one per transfer a server finished (uploads end there); ``circuits.csv``:
+one per circuit built or failed; ``placements.csv``: one per circuit that a
+tor with MCTorConnections placed on a connection; ``relays.csv`` and
+``clients.csv``: the consensus and the clients. Times are seconds since the
+network started.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from typing import Any
 from runner.layout import Layout
 from runner.manifest import STATUS_COMPLETE, read_manifest, run_status, write_manifest
 from runner.parse_consensus import parse_consensus
+from runner.parse_mctor import parse_lines as parse_placements
+from runner.parse_mctor import read_fingerprint
 from runner.parse_oniontrace import parse_lines as parse_oniontrace
 from runner.parse_tgen import parse_lines as parse_tgen
 from runner.shadow_config import SHADOW_DATA
@@ -32,12 +38,35 @@ TRANSFER_COLUMNS = [
     "vertex",
     "size_bytes",
     "bytes_received",
+    "send_bytes",
     "start_s",
     "end_s",
     "ttfb_s",
     "ttlb_s",
     "success",
     "error",
+]
+SERVED_COLUMNS = [
+    "variant",
+    "seed",
+    "server",
+    "peer",
+    "vertex",
+    "size_bytes",
+    "bytes_received",
+    "start_s",
+    "end_s",
+    "success",
+]
+PLACEMENT_COLUMNS = [
+    "variant",
+    "seed",
+    "host",
+    "peer",
+    "time_s",
+    "connection",
+    "open_connections",
+    "circuits",
 ]
 RELAY_COLUMNS = [
     "variant",
@@ -121,6 +150,7 @@ def transfer_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[str,
                 "vertex": t.vertex,
                 "size_bytes": t.size,
                 "bytes_received": t.bytes_received,
+                "send_bytes": t.send_size,
                 "start_s": _round(t.start - epoch),
                 "end_s": _round(t.end - epoch),
                 "ttfb_s": _round(t.ttfb),
@@ -128,6 +158,64 @@ def transfer_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[str,
                 "success": int(t.success),
                 "error": t.error,
             }
+
+
+def served_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """What the servers finished: an upload's last byte arrives there."""
+    epoch = float(manifest.get("clock_epoch", 0))
+    for host, info in sorted(manifest["hosts"].items()):
+        if info["role"] != "server":
+            continue
+        for log in sorted((run_dir / SHADOW_DATA / "hosts" / host).glob("tgen.*.stdout")):
+            with log.open(errors="replace") as lines:
+                try:
+                    transfers = list(parse_tgen(lines))
+                except ValueError as exc:
+                    raise ValueError(f"{log}: {exc}") from None
+            for t in transfers:
+                yield {
+                    "variant": manifest["variant"],
+                    "seed": manifest["seed"],
+                    "server": host,
+                    "peer": t.peer,
+                    "vertex": t.vertex,
+                    "size_bytes": t.size,
+                    "bytes_received": t.bytes_received,
+                    "start_s": _round(t.start - epoch),
+                    "end_s": _round(t.end - epoch),
+                    "success": int(t.success),
+                }
+
+
+def _nicknames(run_dir: Path, manifest: dict[str, Any]) -> dict[str, str]:
+    """Relay fingerprint -> host name, from the fingerprint files tor wrote."""
+    names = {}
+    for host in manifest["hosts"]:
+        path = run_dir / SHADOW_DATA / "hosts" / host / "fingerprint"
+        if path.is_file():
+            names[read_fingerprint(path.read_text())[1]] = host
+    return names
+
+
+def placement_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """MCTor's placement log lines of every tor host (none unless it was on)."""
+    names = _nicknames(run_dir, manifest)
+    for host, info in sorted(manifest["hosts"].items()):
+        if info["role"] == "server":
+            continue
+        for log in sorted((run_dir / SHADOW_DATA / "hosts" / host).glob("tor.*.stdout")):
+            with log.open(errors="replace") as lines:
+                for p in parse_placements(lines):
+                    yield {
+                        "variant": manifest["variant"],
+                        "seed": manifest["seed"],
+                        "host": host,
+                        "peer": names.get(p.peer, "$" + p.peer),
+                        "time_s": _round(p.time),
+                        "connection": p.connection,
+                        "open_connections": p.open_connections,
+                        "circuits": ";".join(f"{c}:{n}" for c, n in sorted(p.circuits.items())),
+                    }
 
 
 def circuit_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -209,6 +297,8 @@ def collect(spec: Spec, layout: Layout) -> Collected:
     circuits: list[dict[str, Any]] = []
     relays: list[dict[str, Any]] = []
     clients: list[dict[str, Any]] = []
+    served: list[dict[str, Any]] = []
+    placements: list[dict[str, Any]] = []
     runs = 0
     for seed in spec.seeds:
         for variant in spec.variants:
@@ -223,6 +313,8 @@ def collect(spec: Spec, layout: Layout) -> Collected:
             circuits += run_circuits
             relays += relay_rows(run_dir, manifest)
             clients += client_rows(manifest)
+            served += served_rows(run_dir, manifest)
+            placements += placement_rows(run_dir, manifest)
             manifest["phases"]["collect_s"] = round(time.monotonic() - started, 3)
             write_manifest(run_dir, manifest)
             runs += 1
@@ -231,4 +323,6 @@ def collect(spec: Spec, layout: Layout) -> Collected:
     _write_csv(layout.circuits_csv, CIRCUIT_COLUMNS, circuits)
     _write_csv(layout.relays_csv, RELAY_COLUMNS, relays)
     _write_csv(layout.clients_csv, CLIENT_COLUMNS, clients)
+    _write_csv(layout.served_csv, SERVED_COLUMNS, served)
+    _write_csv(layout.placements_csv, PLACEMENT_COLUMNS, placements)
     return Collected(runs, len(transfers), len(circuits))

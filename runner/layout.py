@@ -38,6 +38,14 @@ class Layout:
         return self.experiment_dir / "clients.csv"
 
     @property
+    def served_csv(self) -> Path:
+        return self.experiment_dir / "served.csv"
+
+    @property
+    def placements_csv(self) -> Path:
+        return self.experiment_dir / "placements.csv"
+
+    @property
     def report_dir(self) -> Path:
         return self.experiment_dir / "report"
 

@@ -1,7 +1,7 @@
 """What a variant changes in a seed's network.
 
-Growth adds clients; client relays turn a share of a class's clients into
-relays too; mixed sections give a variant's torrc lines to a share of the
+Growth adds clients; client caps leave some out; client relays turn a share
+of a class's clients into relays too; mixed sections give a variant's torrc lines to a share of the
 hosts they name. Every choice is per seed and nested across shares (a host
 chosen at 2% is chosen at 4% too), so the variants of a seed stay paired.
 """
@@ -29,6 +29,16 @@ def _chosen(spec: Spec, seed: int, what: str, names: list[str], share: float) ->
 def variant_plan(spec: Spec, variant: Variant, seed: int) -> NetworkPlan:
     """The seed's network as ``variant`` runs it."""
     plan = plan_network(spec, seed, variant.extra_clients)
+    if variant.clients:
+        kept: dict[str, int] = {}
+        capped = []
+        for h in plan.hosts:
+            if h.role == "client" and h.cls in variant.clients:
+                kept[h.cls] = kept.get(h.cls, 0) + 1
+                if kept[h.cls] > variant.clients[h.cls]:
+                    continue
+            capped.append(h)
+        plan = NetworkPlan(plan.seed, plan.graph, tuple(capped))
     if not variant.client_relays:
         return plan
     relays: set[str] = set()

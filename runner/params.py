@@ -13,6 +13,7 @@ from typing import Any
 
 from runner.errors import SpecError
 from runner.units import parse_bandwidth, parse_size, parse_time
+from workloads.phases import parse_phase
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ _CONVERTERS: dict[str, Callable[[Any], Any]] = {
     "size": parse_size,
     "time": parse_time,
     "bandwidth": parse_bandwidth,
+    "phase": parse_phase,
 }
 
 
@@ -70,8 +72,8 @@ _CONVERTERS: dict[str, Callable[[Any], Any]] = {
 class Param:
     """One parameter: its kind, its default (``REQUIRED`` if none) and bounds.
 
-    ``kind`` is one of int, float, str, bool, size, time, bandwidth, or
-    ``list:<kind>`` for a non-empty list of those.
+    ``kind`` is one of int, float, str, bool, size, time, bandwidth, phase
+    (workloads.phases), or ``list:<kind>`` for a non-empty list of those.
     """
 
     kind: str

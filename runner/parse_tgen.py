@@ -22,6 +22,8 @@ class Transfer:
     transfer_id: str
     vertex: str
     size: int  # bytes the client asked to receive
+    send_size: int  # bytes this end was to send
+    peer: str  # tgen's name for the other end
     bytes_received: int
     start: float  # unix seconds (of the simulated clock under Shadow)
     end: float
@@ -79,6 +81,8 @@ def parse_line(line: str) -> Transfer | None:
         transfer_id=f"{stream.get('id', '?')}:{transport.get('local', '?')}",
         vertex=stream.get("vertexid", ""),
         size=int(stream.get("recvsize", sizes.get("payload-bytes-recv", "0"))),
+        send_size=int(stream.get("sendsize", sizes.get("payload-bytes-send", "0"))),
+        peer=stream.get("peername", ""),
         bytes_received=int(sizes.get("payload-bytes-recv", "0")),
         start=end - elapsed if elapsed is not None else end,
         end=end,

@@ -23,6 +23,7 @@ from runner.manifest import STATUS_COMPLETE, read_manifest
 from runner.markdown import table
 from runner.plots import draw_all, human_size
 from runner.report_clients import client_sections
+from runner.report_mctor import mctor_sections
 from runner.spec import Spec
 from runner.tables import CircuitRow, read_circuits, read_transfers
 
@@ -176,6 +177,11 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
     )
     failures += client_failures
     plots += client_plots
+    mctor_lines, mctor_failures, mctor_plots = mctor_sections(
+        spec, layout, transfers, circuits, measured_clients, work
+    )
+    failures += mctor_failures
+    plots += mctor_plots
 
     first = complete[0] if complete else {}
     lines = [f"# Experiment `{spec.name}`", ""]
@@ -389,6 +395,7 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
             ],
         )
     lines += client_lines
+    lines += mctor_lines
     relay_table = relay_summary(layout.relays_csv, variants)
     if relay_table:
         lines += [

@@ -110,6 +110,13 @@ class Variant:
     client_relays: dict[str, float] = field(default_factory=dict)
     # Growth: this share more clients of each class, on the same relays.
     extra_clients: float = 0.0
+    # At most this many clients of each class named (the first ones): a
+    # variant can leave out clients the network has, keeping the rest as
+    # they are.
+    clients: dict[str, int] = field(default_factory=dict)
+    # MCTor connections expected between adjacent hops of a measured
+    # client's pinned path (tor-patches/0003); None means no check.
+    expect_mctor_connections: int | None = None
 
 
 @dataclass(frozen=True)
@@ -158,7 +165,14 @@ class Spec:
         sizes = {}
         for group in self.network.clients:
             params = self.workloads[group.workload].params
-            sizes[group.name] = tuple(params["sizes"]) if "sizes" in params else (params["size"],)
+            if "phases" in params:  # rounds: the sizes clients download
+                sizes[group.name] = tuple(
+                    sorted({p.size for p in params["phases"] if p.direction == "down"})
+                )
+            else:
+                sizes[group.name] = (
+                    tuple(params["sizes"]) if "sizes" in params else (params["size"],)
+                )
         return sizes
 
 
@@ -377,6 +391,7 @@ def _variants(value: Any, where: Where, client_classes: set[str]) -> tuple[Varia
                 "fractions",
                 "client_relays",
                 "extra_clients",
+                "clients",
             ),
         )
         tor = body.get("tor", "stock")
@@ -417,10 +432,15 @@ def _variants(value: Any, where: Where, client_classes: set[str]) -> tuple[Varia
         if not isinstance(description, str):
             raise w.child("description").error("expected a string")
         ew = w.child("expect")
-        expect = _mapping(body.get("expect") or {}, ew, (), ("conflux_legs",))
+        expect = _mapping(body.get("expect") or {}, ew, (), ("conflux_legs", "mctor_connections"))
         legs = expect.get("conflux_legs")
         if legs is not None:
             legs = _value(legs, ew.child("conflux_legs"), Param("int", minimum=0, maximum=8))
+        mctor = expect.get("mctor_connections")
+        if mctor is not None:
+            mctor = _value(
+                mctor, ew.child("mctor_connections"), Param("int", minimum=1, maximum=16)
+            )
         fractions = _shares(body.get("fractions"), w.child("fractions"), set(torrc))
         client_relays = _shares(body.get("client_relays"), w.child("client_relays"), client_classes)
         extra = _value(
@@ -439,6 +459,8 @@ def _variants(value: Any, where: Where, client_classes: set[str]) -> tuple[Varia
                 fractions,
                 client_relays,
                 extra,
+                _client_caps(body.get("clients"), w.child("clients"), client_classes),
+                mctor,
             )
         )
     return tuple(variants)
@@ -459,6 +481,21 @@ def _shares(value: Any, where: Where, names: set[str]) -> dict[str, float]:
             raw, where.child(str(key)), Param("float", minimum=0.0, maximum=1.0)
         )
     return shares
+
+
+def _client_caps(value: Any, where: Where, classes: set[str]) -> dict[str, int]:
+    """A mapping of client class to the most clients of it a variant keeps."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise where.error("expected a mapping of client class to a number of clients")
+    caps = {}
+    for key, raw in value.items():
+        if str(key) not in classes:
+            known = ", ".join(sorted(classes)) or "none"
+            raise where.child(str(key)).error(f"unknown client class (expected one of: {known})")
+        caps[str(key)] = _value(raw, where.child(str(key)), Param("int", minimum=0))
+    return caps
 
 
 def _comparisons(

@@ -20,6 +20,9 @@ class TransferRow:
     ttlb: float | None
     success: bool
     error: str
+    vertex: str = ""
+    end: float | None = None
+    send_bytes: int = 0
 
     @property
     def goodput_mbit(self) -> float | None:
@@ -64,6 +67,75 @@ def read_transfers(path: Path) -> list[TransferRow]:
                 ttlb=_float(r["ttlb_s"]),
                 success=r["success"] == "1",
                 error=r["error"],
+                vertex=r.get("vertex", ""),
+                end=_float(r.get("end_s", "")),
+                send_bytes=int(r.get("send_bytes") or 0),
+            )
+            for r in csv.DictReader(handle)
+        ]
+
+
+@dataclass(frozen=True)
+class ServedRow:
+    """A transfer as the server saw it: an upload's last byte arrives here."""
+
+    variant: str
+    seed: int
+    server: str
+    peer: str
+    vertex: str
+    bytes_received: int
+    start: float
+    end: float
+    success: bool
+
+
+def read_served(path: Path) -> list[ServedRow]:
+    with path.open(newline="") as handle:
+        return [
+            ServedRow(
+                variant=r["variant"],
+                seed=int(r["seed"]),
+                server=r["server"],
+                peer=r["peer"],
+                vertex=r["vertex"],
+                bytes_received=int(r["bytes_received"]),
+                start=float(r["start_s"]),
+                end=float(r["end_s"]),
+                success=r["success"] == "1",
+            )
+            for r in csv.DictReader(handle)
+        ]
+
+
+@dataclass(frozen=True)
+class PlacementRow:
+    """A circuit that a tor with MCTorConnections placed on a connection."""
+
+    variant: str
+    seed: int
+    host: str
+    peer: str
+    time: float
+    connection: int
+    open_connections: int
+    circuits: tuple[int, ...]  # outbound circuits on each open connection
+
+
+def read_placements(path: Path) -> list[PlacementRow]:
+    with path.open(newline="") as handle:
+        return [
+            PlacementRow(
+                variant=r["variant"],
+                seed=int(r["seed"]),
+                host=r["host"],
+                peer=r["peer"],
+                time=float(r["time_s"]),
+                connection=int(r["connection"]),
+                open_connections=int(r["open_connections"]),
+                circuits=tuple(
+                    int(item.partition(":")[2]) for item in filter(None, r["circuits"].split(";"))
+                ),
             )
             for r in csv.DictReader(handle)
         ]

@@ -17,6 +17,7 @@ import networkx as nx
 
 from runner.params import Param
 from runner.units import format_size_for_tgen, format_time_for_tgen
+from workloads.phases import Phase
 
 # tgen's logs at "info" include the per-stream progress lines that
 # tgentools' --complete mode and tornettools need.
@@ -189,14 +190,70 @@ class Web:
         return result
 
 
+class Rounds:
+    """Rounds of parallel streams: each phase starts its streams together
+    and waits for all of them (a tgen barrier), then pauses; the phases come
+    in turn, forever. A page of many objects, a file uploaded over several
+    connections and several downloads at once are phases. A download stream
+    sends ``request_size`` and receives the phase's size; an upload stream
+    sends the phase's size and receives ``request_size``."""
+
+    PARAMS = {
+        "phases": Param("list:phase", required=True),
+        "pause": Param("time", default="10 s", minimum=0.001, help="after each phase"),
+        **_COMMON,
+    }
+
+    @staticmethod
+    def build(params: dict[str, Any], endpoint: Endpoint) -> nx.DiGraph:
+        graph = nx.DiGraph()
+        _start(graph, endpoint, params)
+        phases: tuple[Phase, ...] = params["phases"]
+        request = format_size_for_tgen(params["request_size"])
+        previous = "start"
+        for index, phase in enumerate(phases):
+            size = format_size_for_tgen(phase.size)
+            send, recv = (request, size) if phase.direction == "down" else (size, request)
+            barrier, pause = f"pause_barrier_{index}", f"pause_{index}"
+            graph.add_node(barrier)  # no time: waits for every incoming edge
+            graph.add_node(pause, time=format_time_for_tgen(params["pause"]))
+            for i in range(phase.streams):
+                stream = phase_vertex(index, i)
+                graph.add_node(stream, sendsize=send, recvsize=recv)
+                graph.add_edge(previous, stream)
+                graph.add_edge(stream, barrier)
+            graph.add_edge(barrier, pause)
+            previous = pause
+        for i in range(phases[0].streams):
+            graph.add_edge(previous, phase_vertex(0, i))
+        return graph
+
+    sessions = staticmethod(_always)
+
+
+def phase_vertex(phase: int, stream: int) -> str:
+    """The tgen vertex of a phase's stream; collected tables keep it."""
+    return f"stream_p{phase}_{stream}"
+
+
+def phase_of_vertex(vertex: str) -> int | None:
+    """The phase index of a vertex that phase_vertex named, else None."""
+    name = vertex.rpartition(":")[2]  # servers log "passive-stream:<vertex>"
+    if not name.startswith("stream_p"):
+        return None
+    index, _, stream = name.removeprefix("stream_p").partition("_")
+    return int(index) if index.isdigit() and stream.isdigit() else None
+
+
 def _break_range(value: tuple[float, ...]) -> tuple[float, float]:
     return (value[0], value[0]) if len(value) == 1 else (min(value), max(value))
 
 
-MODELS: dict[str, type[Perf] | type[Bulk] | type[Web]] = {
+MODELS: dict[str, type[Perf] | type[Bulk] | type[Web] | type[Rounds]] = {
     "perf": Perf,
     "bulk": Bulk,
     "web": Web,
+    "rounds": Rounds,
 }
 
 

@@ -1,0 +1,118 @@
+"""The rounds workload (MCTor's phases) and variants that leave clients out."""
+
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+from runner.errors import SpecError
+from runner.mixing import variant_plan
+from runner.params import Where, check_params
+from runner.spec import load_spec
+from workloads.models import Endpoint, Rounds, phase_of_vertex, phase_vertex
+from workloads.phases import Phase, parse_phase
+from workloads.tgen import action_type, check_tgen_rules
+
+ENDPOINT = Endpoint("127.0.0.1:9050", ("100.3.0.1:80",))
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+def test_phase_is_parsed_with_units() -> None:
+    assert parse_phase("video: 16 x 128 KiB down") == Phase("video", 16, 131072, "down")
+    assert parse_phase("upload:6x2 MiB up") == Phase("upload", 6, 2 * 1048576, "up")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "video 16 x 128 KiB down",
+        "video: 0 x 1 KiB down",
+        "video: 2 x 1 KiB sideways",
+        "Up: 1 x 1 KiB up",
+        5,
+    ],
+)
+def test_bad_phase_is_refused_with_the_expected_form(text: object) -> None:
+    with pytest.raises(ValueError, match="expected"):
+        parse_phase(text)
+
+
+def test_bad_phase_in_a_spec_names_the_key() -> None:
+    with pytest.raises(SpecError) as error:
+        check_params(
+            {"phases": ["video: 2 x 1 KiB down", "oops"]},
+            Rounds.PARAMS,
+            Where("spec.yaml", "workloads.phases.params"),
+            "rounds",
+        )
+    assert "workloads.phases.params.phases[1]: expected" in str(error.value)
+
+
+def _rounds_graph() -> nx.DiGraph:
+    params = check_params(
+        {"phases": ["video: 3 x 128 KiB down", "upload: 2 x 1 MiB up"], "pause": "5 s"},
+        Rounds.PARAMS,
+        Where("s", "p"),
+        "rounds",
+    )
+    return Rounds.build(params, ENDPOINT)
+
+
+def test_rounds_start_a_phase_together_and_wait_for_all_of_it() -> None:
+    graph = _rounds_graph()
+    check_tgen_rules(graph)
+    video = [phase_vertex(0, i) for i in range(3)]
+    upload = [phase_vertex(1, i) for i in range(2)]
+    assert sorted(graph.successors("start")) == video
+    # Each stream of a phase leads to one barrier: a pause without a time.
+    barriers = {s for v in video for s in graph.successors(v)}
+    assert len(barriers) == 1
+    barrier = barriers.pop()
+    assert action_type(barrier) == "pause" and "time" not in graph.nodes[barrier]
+    (pause,) = graph.successors(barrier)
+    assert graph.nodes[pause]["time"] == "5 seconds"
+    assert sorted(graph.successors(pause)) == upload
+    # Downloads receive the phase's size; uploads send it.
+    assert graph.nodes[video[0]]["recvsize"] == "131072 bytes"
+    assert graph.nodes[video[0]]["sendsize"] == "1000 bytes"
+    assert graph.nodes[upload[0]]["sendsize"] == "1048576 bytes"
+    assert graph.nodes[upload[0]]["recvsize"] == "1000 bytes"
+    # After the last phase the rounds begin again.
+    (last_barrier,) = {s for v in upload for s in graph.successors(v)}
+    (last_pause,) = graph.successors(last_barrier)
+    assert sorted(graph.successors(last_pause)) == video
+
+
+def test_phase_of_vertex_reads_client_and_server_names() -> None:
+    assert phase_of_vertex(phase_vertex(2, 7)) == 2
+    assert phase_of_vertex("passive-stream:" + phase_vertex(1, 0)) == 1
+    assert phase_of_vertex("stream_0") is None
+    assert phase_of_vertex("stream_px_1") is None
+
+
+def test_variant_client_caps_leave_clients_out_and_keep_the_rest() -> None:
+    spec = load_spec(CONFIGS / "mctor-small.yaml")
+    variants = {v.name: v for v in spec.variants}
+    base = variant_plan(spec, variants["n3-uniform"], 1)
+    busy = variant_plan(spec, variants["busy-n3-uniform"], 1)
+    fair = variant_plan(spec, variants["fair-n3-uniform"], 1)
+
+    def clients(plan: object) -> dict[str, str]:
+        return {h.name: h.cls for h in plan.hosts if h.role == "client"}  # type: ignore[attr-defined]
+
+    assert sorted(clients(base).values()) == ["user"]
+    assert sorted(clients(busy).values()) == ["cross", "user"]
+    assert sorted(clients(fair).values()) == ["peer", "user"]
+    # The hosts a variant keeps are the same hosts, placed the same way.
+    others = {h.name: h for h in fair.hosts if h.cls != "peer"}
+    assert {h.name: h for h in base.hosts} == {n: h for n, h in others.items() if h.cls != "cross"}
+
+
+def test_variant_client_caps_name_known_classes(tmp_path: Path) -> None:
+    text = (CONFIGS / "mctor-small.yaml").read_text()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text.replace("clients: {peer: 0, cross: 0}", "clients: {pear: 0}", 1))
+    with pytest.raises(SpecError) as error:
+        load_spec(bad)
+    assert "variants.n1.clients.pear" in str(error.value)
+    assert "unknown client class" in str(error.value)
