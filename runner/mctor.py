@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,7 +51,7 @@ class Round:
 def rounds(
     transfers: Iterable[TransferRow],
     served: Iterable[ServedRow],
-    phases_by_class: dict[str, tuple[Phase, ...]],
+    phases_by_class: Mapping[str, tuple[Phase, ...]],
 ) -> list[Round]:
     """The rounds of every measured client whose class runs phases. A round
     still running when the simulation stopped is left out; one with a failed
@@ -235,8 +235,8 @@ def pinned_path(torrc_lines: Iterable[str]) -> tuple[str, ...] | None:
 
 def hop_checks(
     placements: Sequence[PlacementRow],
-    paths: dict[tuple[str, int, str], tuple[str, ...]],
-    expected: dict[str, int],
+    paths: Mapping[tuple[str, int, str], tuple[str, ...]],
+    expected: Mapping[str, int],
 ) -> list[HopCheck]:
     """One check per hop of each measured client's pinned path (client to
     entry, entry to middle, middle to exit), in each run of a variant that

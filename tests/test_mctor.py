@@ -1,0 +1,185 @@
+"""MCTor's measurements: placement logs, rounds, Tukey's fences, fairness
+and the connection checks. Parsers read logs cut from a real mctor run."""
+
+import pytest
+
+from runner.mctor import (
+    Round,
+    fairness_gaps,
+    hop_checks,
+    pinned_path,
+    rounds,
+    stream_circuits,
+    summarize,
+    tukey_fences,
+)
+from runner.parse_mctor import parse_line, parse_lines, read_fingerprint
+from runner.parse_tgen import Transfer
+from runner.parse_tgen import parse_lines as parse_tgen
+from runner.tables import CircuitRow, PlacementRow, ServedRow, TransferRow
+from tests.conftest import FIXTURES
+from workloads.phases import Phase
+
+SHADOW_EPOCH = 946684800
+MIDDLE = "8A504E809B10D2E1DF0A1A00631D22B9DF5DB502"
+PHASES = {
+    "user": (
+        Phase("video", 3, 131072, "down"),
+        Phase("upload", 6, 2097152, "up"),
+    )
+}
+
+
+def test_placements_from_a_real_guard_log() -> None:
+    with (FIXTURES / "tor-mctor-guard.stdout").open() as lines:
+        placements = list(parse_lines(lines))
+    assert len(placements) == 11  # the 6 other lines are not placements
+    first = placements[0]
+    assert first.time == pytest.approx(20.016)
+    assert (first.connection, first.open_connections, first.circuits) == (4, 1, {4: 1})
+    last = placements[-1]
+    assert last.peer == MIDDLE
+    assert last.time == pytest.approx(8 * 60 + 56.088)
+    assert last.open_connections == 3
+    assert sorted(last.circuits) == [15, 16, 17]
+    assert last.connection in last.circuits
+    assert read_fingerprint((FIXTURES / "fingerprint-mctor-guard").read_text()) == (
+        "relay3guard",
+        "82205AB5A03955D7A3F00DEBFA6B32B02AC5FE0A",
+    )
+
+
+def test_placement_line_on_a_later_day_and_other_lines() -> None:
+    line = (
+        "Jan 02 00:00:01.500 [notice] MCTor: circuit placed on connection 7 to "
+        f"${MIDDLE}; open connections: 2; outbound circuits: 7:1,9:0"
+    )
+    placement = parse_line(line)
+    assert placement is not None
+    assert placement.time == pytest.approx(86401.5)
+    assert placement.circuits == {7: 1, 9: 0}
+    assert parse_line("Jan 01 00:00:01.000 [notice] Bootstrapped 100% (done): Done") is None
+
+
+def _transfer(t: Transfer, host: str = "perfclient1exit") -> TransferRow:
+    return TransferRow(
+        "n3", 1, host, "user", True, t.size, t.start - SHADOW_EPOCH, t.ttfb, t.ttlb,
+        t.success, t.error, t.vertex, t.end - SHADOW_EPOCH, t.send_size,
+    )  # fmt: skip
+
+
+def _served(t: Transfer) -> ServedRow:
+    return ServedRow(
+        "n3", 1, "server1exit", t.peer, t.vertex, t.bytes_received,
+        t.start - SHADOW_EPOCH, t.end - SHADOW_EPOCH, t.success,
+    )  # fmt: skip
+
+
+def _upload_fixture() -> tuple[list[TransferRow], list[ServedRow]]:
+    with (FIXTURES / "tgen-rounds-upload-client.stdout").open() as lines:
+        client = [_transfer(t) for t in parse_tgen(lines)]
+    with (FIXTURES / "tgen-rounds-upload-server.stdout").open() as lines:
+        server = [_served(t) for t in parse_tgen(lines)]
+    return client, server
+
+
+def test_upload_round_ends_when_the_server_has_the_last_byte() -> None:
+    client, server = _upload_fixture()
+    assert {s.peer for s in server} == {"perfclient1exit"}
+    assert all(c.send_bytes == 2097152 for c in client)
+    (upload,) = rounds(client, server, PHASES)
+    assert upload.phase == "upload" and upload.finished == 6 and upload.failed == 0
+    # Server's last success at 309.178 s; the streams started at 306.643 s
+    # (the client's own records end later, at 309.304 s).
+    assert upload.completion == pytest.approx(309.178 - 306.643, abs=1e-3)
+    assert upload.throughput_mbit == pytest.approx(6 * 2097152 * 8 / 2.535 / 1e6, rel=1e-3)
+
+
+def test_upload_round_without_its_server_records_is_still_running() -> None:
+    client, server = _upload_fixture()
+    assert rounds(client, server[:5], PHASES) == []
+
+
+def _row(vertex: str, start: float, end: float, ok: bool = True, host: str = "c1") -> TransferRow:
+    return TransferRow(
+        "v", 1, host, "user", True, 131072, start, 0.1, end - start if ok else None, ok,
+        "" if ok else "PROXY-STALLOUT", vertex, end, 1000,
+    )  # fmt: skip
+
+
+def test_download_rounds_group_streams_started_together() -> None:
+    rows = [_row(f"stream_p0_{i}", 10.0, 11.0 + i) for i in range(3)]
+    rows += [_row(f"stream_p0_{i}", 30.0, 31.0, ok=(i != 1)) for i in range(3)]
+    rows += [_row("stream_p0_0", 50.0, 51.0)]  # the rest still running at the end
+    result = rounds(rows, [], PHASES)
+    assert [(r.start, r.completion, r.failed) for r in result] == [
+        (10.0, 3.0, 0),
+        (30.0, None, 1),
+    ]
+    assert result[0].payload == 3 * 131072
+
+
+def _round(variant: str, seed: int, completion: float, host: str = "c1") -> Round:
+    return Round(variant, seed, host, "video", 0.0, 1, 1, 0, completion, 1_000_000)
+
+
+def test_tukey_fences_and_outliers_left_out_of_the_means() -> None:
+    assert tukey_fences([1, 2, 3, 4, 5]) == (-1.0, 7.0)
+    values = [1.0, 1.1, 0.9, 1.0, 1.05, 0.95, 9.0]
+    rs = [_round("v", 1 + i % 2, c) for i, c in enumerate(values)]
+    (summary,) = summarize(rs, ["v"])
+    assert summary.outliers == 1 and summary.rounds == 7
+    assert summary.completion.n == 2
+    assert summary.completion.mean == pytest.approx(1.0, abs=0.05)
+
+
+def test_fairness_gap_is_zero_for_equal_users_and_grows_with_the_difference() -> None:
+    rs = [_round("fair", s, 1.0, "c1") for s in (1, 2)]
+    rs += [_round("fair", s, 1.0, "c2") for s in (1, 2)]
+    rs += [_round("unfair", s, 1.0, "c1") for s in (1, 2)]
+    rs += [_round("unfair", s, 2.0, "c2") for s in (1, 2)]
+    rs += [_round("alone", s, 1.0, "c1") for s in (1, 2)]
+    gaps = {g.variant: g.gap.mean for g in fairness_gaps(rs, ["fair", "unfair", "alone"])}
+    assert gaps == {"fair": pytest.approx(0.0), "unfair": pytest.approx(0.5)}
+
+
+def test_pinned_path_needs_one_relay_per_position() -> None:
+    lines = ["MCTorConnections 3", "EntryNodes g", "MiddleNodes m", "ExitNodes e"]
+    assert pinned_path(lines) == ("g", "m", "e")
+    assert pinned_path(lines[:3]) is None
+    assert pinned_path([*lines[:3], "ExitNodes e1,e2"]) is None
+
+
+def _placement(host: str, peer: str, time: float, counts: tuple[int, ...]) -> PlacementRow:
+    return PlacementRow("v", 1, host, peer, time, 1, len(counts), counts)
+
+
+def test_hop_checks_take_each_hops_last_placement() -> None:
+    placements = [
+        _placement("c1", "g", 1.0, (1,)),
+        _placement("c1", "g", 2.0, (2, 1, 1)),
+        _placement("g", "m", 3.0, (1, 1, 1, 1)),  # one too many
+        _placement("m", "x", 1.0, (1, 1)),
+        _placement("m", "x", 5.0, (3, 3, 2)),
+        _placement("c1", "other", 6.0, (1,)),  # not on the path
+    ]
+    paths = {("v", 1, "c1"): ("g", "m", "x"), ("v", 1, "c2"): ("g", "m", "x")}
+    checks = {(h.host, h.peer): h for h in hop_checks(placements, paths, {"v": 3})}
+    assert set(checks) == {("c1", "g"), ("g", "m"), ("m", "x"), ("c2", "g")}
+    assert checks[("c1", "g")].ok and checks[("c1", "g")].circuits == (2, 1, 1)
+    assert not checks[("g", "m")].ok and checks[("g", "m")].open_connections == 4
+    assert checks[("m", "x")].ok and checks[("m", "x")].placements == 2
+    assert checks[("c2", "g")].open_connections is None and not checks[("c2", "g")].ok
+    assert hop_checks(placements, paths, {}) == []
+
+
+def test_stream_circuits_count_circuits_that_carried_streams() -> None:
+    def circ(cid: str, streams: int, host: str = "c1") -> CircuitRow:
+        return CircuitRow("v", 1, host, "user", cid, "BUILT", 1.0, 0.5, "GENERAL", "", "g", streams)
+
+    circuits = [circ("1", 10), circ("2", 12), circ("3", 0), circ("4", 3, "c2")]
+    result = stream_circuits(circuits, [("v", 1, "c1"), ("v", 1, "c2")], {"v": 2})
+    assert [(u.host, u.circuits, u.streams, u.ok) for u in result] == [
+        ("c1", 2, 22, True),
+        ("c2", 1, 3, False),
+    ]
