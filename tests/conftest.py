@@ -36,3 +36,19 @@ def copy_fixture(name: str, dest: Path) -> Path:
     target = dest / name
     shutil.copy(FIXTURES / name, target)
     return target
+
+
+def _patched_tor_problem() -> str:
+    from runner.errors import PrerequisiteError
+    from runner.torbuild import patched_tor
+
+    try:
+        patched_tor()
+    except PrerequisiteError as exc:
+        return str(exc)
+    return ""
+
+
+needs_patched_tor = pytest.mark.skipif(
+    bool(_patched_tor_problem()), reason=_patched_tor_problem() or "patched tor is built"
+)

@@ -1,0 +1,63 @@
+"""MCTor under Shadow with the patched tor (skipped, with the reason, when
+either is absent): a shortened mctor-small, stock tor's one connection per
+hop against three, checked by what tor logged and what the client did."""
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT, needs_patched_tor, needs_shadow
+
+pytestmark = [pytest.mark.shadow, needs_shadow, needs_patched_tor]
+
+
+def test_mctor_opens_n_connections_per_hop_and_uses_n_circuits(tmp_path: Path) -> None:
+    data = yaml.safe_load((ROOT / "configs" / "mctor-small.yaml").read_text())
+    data["seeds"] = [1]
+    data["duration"]["measure"] = "90 s"
+    data["variants"] = {k: v for k, v in data["variants"].items() if k in ("n1", "n3-hashing")}
+    data["comparisons"] = [["n3-hashing", "n1"]]
+    data["checks"]["min_transfers_per_size"] = 1
+    spec = tmp_path / "mctor-small.yaml"
+    spec.write_text(yaml.safe_dump(data, sort_keys=False))
+    results = tmp_path / "results"
+    proc = subprocess.run(
+        [sys.executable, "-m", "runner", "experiment", str(spec), "--results", str(results)]
+        + ["--jobs", "2"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    exp = results / "mctor-small"
+    report = (exp / "report" / "report.md").read_text() if exp.exists() else ""
+    assert proc.returncode == 0, proc.stdout + proc.stderr + report
+
+    with (exp / "placements.csv").open() as handle:
+        placements = list(csv.DictReader(handle))
+    path = [("perfclient1exit", "relay3guard"), ("relay3guard", "relay5middle")]
+    path += [("relay5middle", "relay1exit")]
+    for variant, n in (("n1", 1), ("n3-hashing", 3)):
+        for host, peer in path:
+            hop = [
+                p
+                for p in placements
+                if (p["variant"], p["host"], p["peer"]) == (variant, host, peer)
+            ]
+            assert hop, f"{variant}: no placement logged on {host} -> {peer}"
+            assert int(hop[-1]["open_connections"]) == n, (variant, host, peer, hop[-1])
+
+    with (exp / "circuits.csv").open() as handle:
+        carried = {
+            (c["variant"], c["circuit_id"])
+            for c in csv.DictReader(handle)
+            if c["host"] == "perfclient1exit" and int(c["streams"] or 0) > 0
+        }
+    assert sum(v == "n1" for v, _ in carried) == 1
+    assert sum(v == "n3-hashing" for v, _ in carried) == 3
+
+    assert "## Rounds of parallel streams" in report
+    assert "## Connections on the path" in report and "| NO |" not in report
