@@ -24,6 +24,7 @@ from runner.parse_consensus import parse_consensus
 from runner.parse_mctor import parse_lines as parse_placements
 from runner.parse_mctor import read_fingerprint
 from runner.parse_oniontrace import parse_lines as parse_oniontrace
+from runner.parse_tgen import Transfer
 from runner.parse_tgen import parse_lines as parse_tgen
 from runner.shadow_config import SHADOW_DATA
 from runner.spec import Spec
@@ -136,15 +137,19 @@ def _round(value: float | None) -> str:
     return "" if value is None else f"{value:.6f}"
 
 
+def _tgen_transfers(log: Path) -> list[Transfer]:
+    """A tgen log's finished transfers; a malformed line names the log."""
+    with log.open(errors="replace") as lines:
+        try:
+            return list(parse_tgen(lines))
+        except ValueError as exc:
+            raise ValueError(f"{log}: {exc}") from None
+
+
 def transfer_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[str, Any]]:
     epoch = float(manifest.get("clock_epoch", 0))
     for who, log in _client_logs(run_dir, manifest, "tgen"):
-        with log.open(errors="replace") as lines:
-            try:
-                transfers = list(parse_tgen(lines))
-            except ValueError as exc:
-                raise ValueError(f"{log}: {exc}") from None
-        for t in transfers:
+        for t in _tgen_transfers(log):
             yield who | {
                 "transfer_id": t.transfer_id,
                 "vertex": t.vertex,
@@ -167,12 +172,7 @@ def served_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[str, A
         if info["role"] != "server":
             continue
         for log in sorted((run_dir / SHADOW_DATA / "hosts" / host).glob("tgen.*.stdout")):
-            with log.open(errors="replace") as lines:
-                try:
-                    transfers = list(parse_tgen(lines))
-                except ValueError as exc:
-                    raise ValueError(f"{log}: {exc}") from None
-            for t in transfers:
+            for t in _tgen_transfers(log):
                 yield {
                     "variant": manifest["variant"],
                     "seed": manifest["seed"],

@@ -1,0 +1,113 @@
+"""MCTor's mechanism, checked on the collected tables of a real run.
+
+The fixtures are `make experiment EXP=mctor-small`'s tables (Shadow 3.3.0,
+tor 0.4.9.11 with tor-patches), gzipped; placements are cut to the hops of
+the measured clients' paths, circuits to those that carried streams.
+"""
+
+import gzip
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from runner.mctor import fairness_gaps, hop_checks, pinned_path, rounds, stream_circuits
+from runner.spec import Spec, load_spec
+from runner.tables import (
+    CircuitRow,
+    PlacementRow,
+    ServedRow,
+    TransferRow,
+    read_circuits,
+    read_placements,
+    read_served,
+    read_transfers,
+)
+from tests.conftest import FIXTURES, ROOT
+
+TABLES = FIXTURES / "mctor-small"
+
+
+def _table(name: str, tmp: Path) -> Path:
+    out = tmp / name
+    with gzip.open(TABLES / f"{name}.gz", "rb") as src, out.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return out
+
+
+@pytest.fixture(scope="module")
+def spec() -> Spec:
+    return load_spec(ROOT / "configs" / "mctor-small.yaml")
+
+
+@pytest.fixture(scope="module")
+def tables(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[list[TransferRow], list[ServedRow], list[PlacementRow], list[CircuitRow]]:
+    tmp = tmp_path_factory.mktemp("mctor")
+    return (
+        read_transfers(_table("transfers.csv", tmp)),
+        read_served(_table("served.csv", tmp)),
+        read_placements(_table("placements.csv", tmp)),
+        read_circuits(_table("circuits.csv", tmp)),
+    )
+
+
+def _paths(spec: Spec, transfers: list[TransferRow]) -> dict[tuple[str, int, str], tuple[str, ...]]:
+    variants = {v.name: v for v in spec.variants}
+    paths = {}
+    for t in transfers:
+        if t.measured:
+            path = pinned_path(variants[t.variant].torrc.get(t.cls, ()))
+            assert path is not None
+            paths[(t.variant, t.seed, t.host)] = path
+    return paths
+
+
+def test_every_hop_has_the_connections_the_variant_asks_for(spec: Spec, tables) -> None:  # type: ignore[no-untyped-def]
+    transfers, _, placements, _ = tables
+    expected = {v.name: v.expect_mctor_connections for v in spec.variants}
+    assert None not in expected.values()
+    checks = hop_checks(placements, _paths(spec, transfers), expected)  # type: ignore[arg-type]
+    # 3 hops per run, and a second client hop where two users share the path.
+    runs = {(v.name, seed) for v in spec.variants for seed in spec.seeds}
+    fair = {r for r in runs if r[0].startswith("fair-")}
+    assert len(checks) == 3 * len(runs) + len(fair)
+    assert all(c.ok for c in checks), [c for c in checks if not c.ok]
+    # Stock behaviour (N = 1) really is one connection, however many circuits.
+    for c in checks:
+        if c.expected == 1:
+            assert c.most_open == 1 and len(c.circuits) == 1
+
+
+def test_streams_ride_exactly_n_circuits(spec: Spec, tables) -> None:  # type: ignore[no-untyped-def]
+    transfers, _, _, circuits = tables
+    expected = {v.name: v.expect_mctor_connections for v in spec.variants}
+    used = stream_circuits(circuits, _paths(spec, transfers), expected)  # type: ignore[arg-type]
+    assert used and all(u.ok for u in used), [u for u in used if not u.ok]
+    assert all(u.streams > 100 for u in used)
+
+
+def test_every_run_completes_rounds_of_every_phase(spec: Spec, tables) -> None:  # type: ignore[no-untyped-def]
+    transfers, served, _, _ = tables
+    phases = {"user": spec.workloads["phases"].params["phases"]}
+    phases["peer"] = phases["user"]
+    all_rounds = rounds(transfers, served, phases)
+    complete = Counter((r.variant, r.seed, r.host, r.phase) for r in all_rounds if r.complete)
+    for (variant, seed, host), _path in _paths(spec, transfers).items():
+        for phase in ("video", "upload", "download"):
+            assert complete[(variant, seed, host, phase)] >= 5, (variant, seed, host, phase)
+    # Uploads end at the server, after the client started them.
+    uploads = [r for r in all_rounds if r.phase == "upload" and r.completion is not None]
+    assert uploads and all(r.completion > 0 for r in uploads)
+
+
+def test_fairness_gaps_only_where_two_users_share_the_path(spec: Spec, tables) -> None:  # type: ignore[no-untyped-def]
+    transfers, served, _, _ = tables
+    phases = {"user": spec.workloads["phases"].params["phases"]}
+    phases["peer"] = phases["user"]
+    variants = [v.name for v in spec.variants]
+    gaps = fairness_gaps(rounds(transfers, served, phases), variants)
+    assert {g.variant for g in gaps} == {v for v in variants if v.startswith("fair-")}
+    assert all(0 <= g.gap.mean < 1 and g.gap.n == len(spec.seeds) for g in gaps)
