@@ -67,6 +67,7 @@ PLACEMENT_COLUMNS = [
     "time_s",
     "connection",
     "open_connections",
+    "usable_connections",
     "circuits",
 ]
 RELAY_COLUMNS = [
@@ -214,6 +215,7 @@ def placement_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[str
                         "time_s": _round(p.time),
                         "connection": p.connection,
                         "open_connections": p.open_connections,
+                        "usable_connections": p.usable_connections,
                         "circuits": ";".join(f"{c}:{n}" for c, n in sorted(p.circuits.items())),
                     }
 

@@ -1,6 +1,7 @@
 """Parse the circuit placements that tor logs with MCTorConnections set
-(tor-patches/0003): on which connection a circuit went, and how many
-connections to that relay were open with how many circuits on each."""
+(tor-patches/0003): on which connection a circuit went, how many
+connections to that relay were open, how many of those still took new
+circuits, and how many circuits each carried."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 
 _LINE = re.compile(
     r"^\w{3} (\d{2}) (\d{2}):(\d{2}):(\d{2}(?:\.\d+)?) \[notice\] MCTor: circuit placed on "
-    r"connection (\d+) to \$([0-9A-F]{40}); open connections: (\d+); "
+    r"connection (\d+) to \$([0-9A-F]{40}); open connections: (\d+); usable: (\d+); "
     r"outbound circuits: ([0-9:,]*)\s*$"
 )
 
@@ -21,6 +22,7 @@ class Placement:
     connection: int  # tor's channel identifier
     peer: str  # the relay's RSA fingerprint
     open_connections: int
+    usable_connections: int  # open ones that still take new circuits
     circuits: dict[int, int]  # open connection -> outbound circuits on it
 
 
@@ -28,7 +30,7 @@ def parse_line(line: str) -> Placement | None:
     match = _LINE.match(line)
     if not match:
         return None
-    day, hours, minutes, seconds, connection, peer, open_count, counts = match.groups()
+    day, hours, minutes, seconds, connection, peer, open_count, usable, counts = match.groups()
     circuits = {}
     for item in filter(None, counts.split(",")):
         chan, _, count = item.partition(":")
@@ -38,6 +40,7 @@ def parse_line(line: str) -> Placement | None:
         connection=int(connection),
         peer=peer,
         open_connections=int(open_count),
+        usable_connections=int(usable),
         circuits=circuits,
     )
 

@@ -119,6 +119,7 @@ class PlacementRow:
     time: float
     connection: int
     open_connections: int
+    usable_connections: int  # open ones that still take new circuits
     circuits: tuple[int, ...]  # outbound circuits on each open connection
 
 
@@ -133,6 +134,7 @@ def read_placements(path: Path) -> list[PlacementRow]:
                 time=float(r["time_s"]),
                 connection=int(r["connection"]),
                 open_connections=int(r["open_connections"]),
+                usable_connections=int(r["usable_connections"]),
                 circuits=tuple(
                     int(item.partition(":")[2]) for item in filter(None, r["circuits"].split(";"))
                 ),

@@ -52,11 +52,12 @@ def test_placements_from_a_real_guard_log() -> None:
 def test_placement_line_on_a_later_day_and_other_lines() -> None:
     line = (
         "Jan 02 00:00:01.500 [notice] MCTor: circuit placed on connection 7 to "
-        f"${MIDDLE}; open connections: 2; outbound circuits: 7:1,9:0"
+        f"${MIDDLE}; open connections: 2; usable: 1; outbound circuits: 7:1,9:0"
     )
     placement = parse_line(line)
     assert placement is not None
     assert placement.time == pytest.approx(86401.5)
+    assert (placement.open_connections, placement.usable_connections) == (2, 1)
     assert placement.circuits == {7: 1, 9: 0}
     assert parse_line("Jan 01 00:00:01.000 [notice] Bootstrapped 100% (done): Done") is None
 
@@ -150,8 +151,11 @@ def test_pinned_path_needs_one_relay_per_position() -> None:
     assert pinned_path([*lines[:3], "ExitNodes e1,e2"]) is None
 
 
-def _placement(host: str, peer: str, time: float, counts: tuple[int, ...]) -> PlacementRow:
-    return PlacementRow("v", 1, host, peer, time, 1, len(counts), counts)
+def _placement(
+    host: str, peer: str, time: float, counts: tuple[int, ...], usable: int | None = None
+) -> PlacementRow:
+    usable = len(counts) if usable is None else usable
+    return PlacementRow("v", 1, host, peer, time, 1, len(counts), usable, counts)
 
 
 def test_hop_checks_take_each_hops_last_placement() -> None:
@@ -160,15 +164,16 @@ def test_hop_checks_take_each_hops_last_placement() -> None:
         _placement("c1", "g", 2.0, (2, 1, 1)),
         _placement("g", "m", 3.0, (1, 1, 1, 1)),  # one too many
         _placement("m", "x", 1.0, (1, 1)),
-        _placement("m", "x", 5.0, (3, 3, 2)),
+        _placement("m", "x", 5.0, (3, 3, 2, 1), usable=3),  # one retired
         _placement("c1", "other", 6.0, (1,)),  # not on the path
     ]
     paths = {("v", 1, "c1"): ("g", "m", "x"), ("v", 1, "c2"): ("g", "m", "x")}
     checks = {(h.host, h.peer): h for h in hop_checks(placements, paths, {"v": 3})}
     assert set(checks) == {("c1", "g"), ("g", "m"), ("m", "x"), ("c2", "g")}
     assert checks[("c1", "g")].ok and checks[("c1", "g")].circuits == (2, 1, 1)
-    assert not checks[("g", "m")].ok and checks[("g", "m")].open_connections == 4
+    assert not checks[("g", "m")].ok and checks[("g", "m")].usable_connections == 4
     assert checks[("m", "x")].ok and checks[("m", "x")].placements == 2
+    assert checks[("m", "x")].open_connections == 4 and checks[("m", "x")].most_usable == 3
     assert checks[("c2", "g")].open_connections is None and not checks[("c2", "g")].ok
     assert hop_checks(placements, paths, {}) == []
 
@@ -183,3 +188,6 @@ def test_stream_circuits_count_circuits_that_carried_streams() -> None:
         ("c1", 2, 22, True),
         ("c2", 1, 3, False),
     ]
+    # Stock tor (N = 1) may use several circuits: shown, not judged.
+    (stock,) = stream_circuits(circuits, [("v", 1, "c1")], {"v": 1})
+    assert (stock.circuits, stock.ok) == (2, None)

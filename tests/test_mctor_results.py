@@ -75,17 +75,18 @@ def test_every_hop_has_the_connections_the_variant_asks_for(spec: Spec, tables) 
     fair = {r for r in runs if r[0].startswith("fair-")}
     assert len(checks) == 3 * len(runs) + len(fair)
     assert all(c.ok for c in checks), [c for c in checks if not c.ok]
-    # Stock behaviour (N = 1) really is one connection, however many circuits.
-    for c in checks:
-        if c.expected == 1:
-            assert c.most_open == 1 and len(c.circuits) == 1
+    # Stock behaviour (N = 1) really is one connection taking circuits.
+    assert all(c.most_usable == 1 for c in checks if c.expected == 1)
+    # With MCTor every usable connection carries circuits.
+    assert all(sum(n > 0 for n in c.circuits) >= c.expected for c in checks if c.expected > 1)
 
 
 def test_streams_ride_exactly_n_circuits(spec: Spec, tables) -> None:  # type: ignore[no-untyped-def]
     transfers, _, _, circuits = tables
     expected = {v.name: v.expect_mctor_connections for v in spec.variants}
     used = stream_circuits(circuits, _paths(spec, transfers), expected)  # type: ignore[arg-type]
-    assert used and all(u.ok for u in used), [u for u in used if not u.ok]
+    assert used and all(u.ok is not False for u in used), [u for u in used if u.ok is False]
+    assert any(u.ok for u in used)
     assert all(u.streams > 100 for u in used)
 
 

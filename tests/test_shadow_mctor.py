@@ -48,7 +48,7 @@ def test_mctor_opens_n_connections_per_hop_and_uses_n_circuits(tmp_path: Path) -
                 if (p["variant"], p["host"], p["peer"]) == (variant, host, peer)
             ]
             assert hop, f"{variant}: no placement logged on {host} -> {peer}"
-            assert int(hop[-1]["open_connections"]) == n, (variant, host, peer, hop[-1])
+            assert int(hop[-1]["usable_connections"]) == n, (variant, host, peer, hop[-1])
 
     with (exp / "circuits.csv").open() as handle:
         carried = {
