@@ -68,6 +68,7 @@ def _plot(summaries: list[PhaseSummary], spec: Spec, phase: str, path: Path) -> 
             for _, s in points
         ]
         ax.errorbar(xs, ys, yerr=errors, marker="o", capsize=3, label=label)
+    ax.set_xticks(sorted({n for points in series.values() for n, _ in points}))
     ax.set_xlabel("connections per hop (N)")
     ax.set_ylabel("round completion time (s)")
     ax.set_title(f"{phase}: mean over seeds, 95% t interval")

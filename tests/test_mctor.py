@@ -21,7 +21,7 @@ from tests.conftest import FIXTURES
 from workloads.phases import Phase
 
 SHADOW_EPOCH = 946684800
-MIDDLE = "8A504E809B10D2E1DF0A1A00631D22B9DF5DB502"
+MIDDLE = "38FD1A359A3C7A83E6DA58C824D4E54A10D65EE8"
 PHASES = {
     "user": (
         Phase("video", 3, 131072, "down"),
@@ -33,19 +33,21 @@ PHASES = {
 def test_placements_from_a_real_guard_log() -> None:
     with (FIXTURES / "tor-mctor-guard.stdout").open() as lines:
         placements = list(parse_lines(lines))
-    assert len(placements) == 11  # the 6 other lines are not placements
+    assert len(placements) == 12  # the 4 other lines are not placements
     first = placements[0]
     assert first.time == pytest.approx(20.016)
-    assert (first.connection, first.open_connections, first.circuits) == (4, 1, {4: 1})
+    assert (first.connection, first.open_connections, first.usable_connections) == (4, 1, 1)
+    assert first.circuits == {4: 1}
     last = placements[-1]
     assert last.peer == MIDDLE
-    assert last.time == pytest.approx(8 * 60 + 56.088)
-    assert last.open_connections == 3
-    assert sorted(last.circuits) == [15, 16, 17]
+    assert last.time == pytest.approx(8 * 60 + 56.074)
+    # Both ends connected at once: 4 open, the best 3 still take circuits.
+    assert (last.open_connections, last.usable_connections) == (4, 3)
+    assert sorted(last.circuits) == [13, 14, 18, 19]
     assert last.connection in last.circuits
     assert read_fingerprint((FIXTURES / "fingerprint-mctor-guard").read_text()) == (
         "relay3guard",
-        "82205AB5A03955D7A3F00DEBFA6B32B02AC5FE0A",
+        "8B8CFC9AFA74050351523B728F6AD50293D35250",
     )
 
 
