@@ -56,8 +56,9 @@ def test_mctor_opens_n_connections_per_hop_and_uses_n_circuits(tmp_path: Path) -
             for c in csv.DictReader(handle)
             if c["host"] == "perfclient1exit" and int(c["streams"] or 0) > 0
         }
-    assert sum(v == "n1" for v, _ in carried) == 1
+    # MCTor keeps exactly N circuits for streams; stock tor promises no number.
     assert sum(v == "n3-hashing" for v, _ in carried) == 3
+    assert sum(v == "n1" for v, _ in carried) >= 1
 
     assert "## Rounds of parallel streams" in report
     assert "## Connections on the path" in report and "| NO |" not in report
