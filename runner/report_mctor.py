@@ -38,6 +38,30 @@ def stream_rule(variant: Variant) -> str:
     return "uniform"
 
 
+def class_phases(spec: Spec) -> dict[str, tuple[Phase, ...]]:
+    """The phases of each client class whose workload is ``rounds``."""
+    return {
+        group.name: spec.workloads[group.workload].params["phases"]
+        for group in spec.network.clients
+        if spec.workloads[group.workload].model == "rounds"
+    }
+
+
+def pinned_paths(
+    spec: Spec, measured_clients: dict[tuple[str, int], list[tuple[str, str]]]
+) -> dict[tuple[str, int, str], tuple[str, ...]]:
+    """(variant, seed, client) -> the path its variant's torrc pins for its
+    class, for the measured clients that have one."""
+    by_name = {v.name: v for v in spec.variants}
+    paths = {}
+    for (variant, seed), hosts in measured_clients.items():
+        for host, cls in hosts:
+            pinned = pinned_path(by_name[variant].torrc.get(cls, ()))
+            if pinned is not None:
+                paths[(variant, seed, host)] = pinned
+    return paths
+
+
 def _scenario(name: str) -> str:
     return _SCENARIO.sub("", name) or "base"
 
@@ -89,11 +113,7 @@ def mctor_sections(
 ) -> tuple[list[str], list[str], list[Path]]:
     """(report lines, failures, plots); nothing unless a client class runs
     the rounds workload or a variant expects MCTor connections."""
-    phases_by_class: dict[str, tuple[Phase, ...]] = {
-        group.name: spec.workloads[group.workload].params["phases"]
-        for group in spec.network.clients
-        if spec.workloads[group.workload].model == "rounds"
-    }
+    phases_by_class = class_phases(spec)
     expected = {
         v.name: v.expect_mctor_connections
         for v in spec.variants
@@ -162,12 +182,7 @@ def mctor_sections(
 
     failures: list[str] = []
     if expected:
-        paths: dict[tuple[str, int, str], tuple[str, ...]] = {}
-        for (variant, seed), hosts in measured_clients.items():
-            for host, cls in hosts:
-                pinned = pinned_path(by_name[variant].torrc.get(cls, ()))
-                if pinned is not None:
-                    paths[(variant, seed, host)] = pinned
+        paths = pinned_paths(spec, measured_clients)
         placements = (
             read_placements(layout.placements_csv) if layout.placements_csv.is_file() else []
         )

@@ -466,36 +466,44 @@ def _variants(value: Any, where: Where, client_classes: set[str]) -> tuple[Varia
     return tuple(variants)
 
 
-def _shares(value: Any, where: Where, names: set[str]) -> dict[str, float]:
-    """A mapping of name (one of ``names``) to a share in [0, 1]."""
+def _by_name(
+    value: Any, where: Where, names: set[str], param: Param, what: tuple[str, str]
+) -> dict[str, Any]:
+    """A mapping of name (one of ``names``) to a ``param`` value; ``what``
+    is (the mapping, a key) as error messages name them."""
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise where.error("expected a mapping of name to a share between 0 and 1")
-    shares = {}
+        raise where.error(f"expected a mapping of {what[0]}")
+    result = {}
     for key, raw in value.items():
         if str(key) not in names:
             known = ", ".join(sorted(names)) or "none"
-            raise where.child(str(key)).error(f"unknown name (expected one of: {known})")
-        shares[str(key)] = _value(
-            raw, where.child(str(key)), Param("float", minimum=0.0, maximum=1.0)
-        )
-    return shares
+            raise where.child(str(key)).error(f"unknown {what[1]} (expected one of: {known})")
+        result[str(key)] = _value(raw, where.child(str(key)), param)
+    return result
+
+
+def _shares(value: Any, where: Where, names: set[str]) -> dict[str, float]:
+    """A mapping of name (one of ``names``) to a share in [0, 1]."""
+    return _by_name(
+        value,
+        where,
+        names,
+        Param("float", minimum=0.0, maximum=1.0),
+        ("name to a share between 0 and 1", "name"),
+    )
 
 
 def _client_caps(value: Any, where: Where, classes: set[str]) -> dict[str, int]:
     """A mapping of client class to the most clients of it a variant keeps."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise where.error("expected a mapping of client class to a number of clients")
-    caps = {}
-    for key, raw in value.items():
-        if str(key) not in classes:
-            known = ", ".join(sorted(classes)) or "none"
-            raise where.child(str(key)).error(f"unknown client class (expected one of: {known})")
-        caps[str(key)] = _value(raw, where.child(str(key)), Param("int", minimum=0))
-    return caps
+    return _by_name(
+        value,
+        where,
+        classes,
+        Param("int", minimum=0),
+        ("client class to a number of clients", "client class"),
+    )
 
 
 def _comparisons(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import shutil
 from pathlib import Path
 
@@ -36,6 +37,14 @@ def copy_fixture(name: str, dest: Path) -> Path:
     target = dest / name
     shutil.copy(FIXTURES / name, target)
     return target
+
+
+def gunzip_fixture(path: Path, dest: Path) -> Path:
+    """Unpack the gzipped fixture ``path`` (``<name>.gz``) into ``dest``."""
+    out = dest / path.name.removesuffix(".gz")
+    with gzip.open(path, "rb") as src, out.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return out
 
 
 def _patched_tor_problem() -> str:

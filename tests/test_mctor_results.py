@@ -5,14 +5,13 @@ tor 0.4.9.11 with tor-patches), gzipped; placements are cut to the hops of
 the measured clients' paths, circuits to those that carried streams.
 """
 
-import gzip
-import shutil
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from runner.mctor import fairness_gaps, hop_checks, pinned_path, rounds, stream_circuits
+from runner.mctor import fairness_gaps, hop_checks, rounds, stream_circuits
+from runner.report_mctor import class_phases, pinned_paths
 from runner.spec import Spec, load_spec
 from runner.tables import (
     CircuitRow,
@@ -24,16 +23,13 @@ from runner.tables import (
     read_served,
     read_transfers,
 )
-from tests.conftest import FIXTURES, ROOT
+from tests.conftest import FIXTURES, ROOT, gunzip_fixture
 
 TABLES = FIXTURES / "mctor-small"
 
 
 def _table(name: str, tmp: Path) -> Path:
-    out = tmp / name
-    with gzip.open(TABLES / f"{name}.gz", "rb") as src, out.open("wb") as dst:
-        shutil.copyfileobj(src, dst)
-    return out
+    return gunzip_fixture(TABLES / f"{name}.gz", tmp)
 
 
 @pytest.fixture(scope="module")
@@ -55,13 +51,12 @@ def tables(
 
 
 def _paths(spec: Spec, transfers: list[TransferRow]) -> dict[tuple[str, int, str], tuple[str, ...]]:
-    variants = {v.name: v for v in spec.variants}
-    paths = {}
+    measured: dict[tuple[str, int], list[tuple[str, str]]] = {}
     for t in transfers:
-        if t.measured:
-            path = pinned_path(variants[t.variant].torrc.get(t.cls, ()))
-            assert path is not None
-            paths[(t.variant, t.seed, t.host)] = path
+        if t.measured and (t.host, t.cls) not in measured.setdefault((t.variant, t.seed), []):
+            measured[(t.variant, t.seed)].append((t.host, t.cls))
+    paths = pinned_paths(spec, measured)
+    assert len(paths) == sum(len(hosts) for hosts in measured.values())
     return paths
 
 
@@ -95,8 +90,7 @@ def test_streams_ride_exactly_n_circuits(spec: Spec, tables) -> None:  # type: i
 
 def test_every_run_completes_rounds_of_every_phase(spec: Spec, tables) -> None:  # type: ignore[no-untyped-def]
     transfers, served, _, _ = tables
-    phases = {"user": spec.workloads["phases"].params["phases"]}
-    phases["peer"] = phases["user"]
+    phases = class_phases(spec)
     all_rounds = rounds(transfers, served, phases)
     complete = Counter((r.variant, r.seed, r.host, r.phase) for r in all_rounds if r.complete)
     for (variant, seed, host), _path in _paths(spec, transfers).items():
@@ -109,8 +103,7 @@ def test_every_run_completes_rounds_of_every_phase(spec: Spec, tables) -> None: 
 
 def test_fairness_gaps_only_where_two_users_share_the_path(spec: Spec, tables) -> None:  # type: ignore[no-untyped-def]
     transfers, served, _, _ = tables
-    phases = {"user": spec.workloads["phases"].params["phases"]}
-    phases["peer"] = phases["user"]
+    phases = class_phases(spec)
     variants = [v.name for v in spec.variants]
     gaps = fairness_gaps(rounds(transfers, served, phases), variants)
     assert {g.variant for g in gaps} == {v for v in variants if v.startswith("fair-")}

@@ -5,8 +5,6 @@ The fixtures are `make experiment EXP=tortoise-small`'s tables (Shadow
 that carried client streams, the only ones the checks read.
 """
 
-import gzip
-import shutil
 from pathlib import Path
 
 import pytest
@@ -23,7 +21,7 @@ from runner.client_bandwidth import (
 )
 from runner.spec import load_spec
 from runner.tables import read_circuits, read_transfers
-from tests.conftest import FIXTURES, ROOT
+from tests.conftest import FIXTURES, ROOT, gunzip_fixture
 
 TABLES = FIXTURES / "tortoise-small"
 LIMITED = ["limit-100", "limit-200", "limit-100-perconn", "relays-low", "relays-high", "growth-100"]
@@ -31,10 +29,7 @@ REFERENCE = RelayLimit(102400, 102400)
 
 
 def _table(name: str, tmp: Path) -> Path:
-    out = tmp / name
-    with gzip.open(TABLES / f"{name}.gz", "rb") as src, out.open("wb") as dst:
-        shutil.copyfileobj(src, dst)
-    return out
+    return gunzip_fixture(TABLES / f"{name}.gz", tmp)
 
 
 @pytest.fixture(scope="module")
