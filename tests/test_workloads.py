@@ -5,6 +5,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
+from runner.errors import SpecError
 from runner.params import Where, check_params
 from workloads.models import Bulk, Endpoint, Perf, Web, exponential_quantiles, server_graph
 from workloads.tgen import (
@@ -111,6 +112,30 @@ def test_web_pages_are_chosen_at_random_with_a_think_time_between() -> None:
     assert len(times) == 20 and all(t.endswith("milliseconds") for t in times)
     seconds = [int(t.split()[0]) / 1000 for t in times]
     assert statistics.mean(seconds) == pytest.approx(11.0, abs=0.01)
+
+
+def test_web_think_time_can_be_uniform_in_a_range() -> None:
+    graph = Web.build(_web(think_range=["1 s", "20 s"]), ENDPOINT)
+    check_tgen_rules(graph)
+    times = graph.nodes["pause_think"]["time"].split(",")
+    seconds = sorted(int(t.split()[0]) / 1000 for t in times)
+    assert len(seconds) == 20
+    assert 1.0 < seconds[0] < 1.5 and 19.5 < seconds[-1] < 20.0
+    # Evenly spaced: a uniform's quantiles, not an exponential's.
+    gaps = {round(b - a, 2) for a, b in zip(seconds, seconds[1:], strict=False)}
+    assert gaps == {0.95}
+    assert statistics.mean(seconds) == pytest.approx(10.5, abs=0.01)
+
+
+def test_web_think_range_errors_name_the_key() -> None:
+    with pytest.raises(SpecError, match=r"s: p\.think_range\[1\]: .*time"):
+        _web(think_range=["1 s", "soon"])
+
+
+def test_continuous_web_clients_browse_for_the_whole_run() -> None:
+    params = _web(continuous=True)
+    for seed in range(5):
+        assert Web.sessions(params, random.Random(seed), 300.0, 390.0) == [(300.0, None)]
 
 
 def test_exponential_quantiles_look_exponential() -> None:

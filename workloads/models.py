@@ -81,6 +81,12 @@ def exponential_quantiles(mean: float, count: int) -> list[float]:
     return [round(v * scale, 3) for v in values]
 
 
+def uniform_quantiles(low: float, high: float, count: int) -> list[float]:
+    """``count`` equally likely values standing for a uniform distribution on
+    [``low``, ``high``]: its quantiles at the middle of ``count`` equal slices."""
+    return [round(low + (high - low) * (i + 0.5) / count, 3) for i in range(count)]
+
+
 class Perf:
     """onionperf-style measurement: each size in turn, a fixed pause after each."""
 
@@ -140,15 +146,21 @@ class Web:
 
     In a session, the user fetches pages of a size chosen at random among
     ``sizes``, thinking between pages for an exponentially distributed time
-    (tgen picks among ``think_values`` equally likely quantiles). Each
-    session is one tgen process, stopped when the session ends: a page still
-    loading then is abandoned, as a user closing the browser would.
+    of mean ``think``, or, with ``think_range: [low, high]``, a time uniform
+    in that range (tgen picks among ``think_values`` equally likely
+    quantiles). Each session is one tgen process, stopped when the session
+    ends: a page still loading then is abandoned, as a user closing the
+    browser would. ``continuous: true`` runs one session for the whole run.
     """
 
     PARAMS = {
         "sizes": Param("list:size", required=True, minimum=1),
         "think": Param("time", default="11 s", minimum=0.001, help="mean think time"),
+        "think_range": Param(
+            "list:time", minimum=0.001, help="[low, high]: uniform think time instead"
+        ),
         "think_values": Param("int", default=20, minimum=1, maximum=200),
+        "continuous": Param("bool", default=False, help="browse for the whole run"),
         "session": Param("time", default="15 min", minimum=1),
         "break": Param("list:time", default=["9 min", "11 min"], minimum=0),
         **_COMMON,
@@ -159,7 +171,7 @@ class Web:
         graph = nx.DiGraph()
         _start(graph, endpoint, params)
         sizes: tuple[int, ...] = params["sizes"]
-        times = exponential_quantiles(params["think"], params["think_values"])
+        times = _think_times(params)
         graph.add_node("pause_think", time=",".join(format_time_for_tgen(t) for t in times))
         _choose_size(graph, "start", sizes, params["request_size"])
         _choose_size(graph, "pause_think", sizes, params["request_size"])
@@ -173,6 +185,8 @@ class Web:
     ) -> list[Session]:
         """Sessions from ``begin`` to ``end``, the first at a random point of
         the session-break cycle so clients are not in step."""
+        if params["continuous"]:
+            return [(begin, None)]
         session: float = params["session"]
         low, high = _break_range(params["break"])
         cycle = session + (low + high) / 2
@@ -243,6 +257,15 @@ def phase_of_vertex(vertex: str) -> int | None:
         return None
     index, _, stream = name.removeprefix("stream_p").partition("_")
     return int(index) if index.isdigit() and stream.isdigit() else None
+
+
+def _think_times(params: dict[str, Any]) -> list[float]:
+    """The web model's equally likely think times, in seconds."""
+    think_range: tuple[float, ...] | None = params["think_range"]
+    if think_range is None:
+        return exponential_quantiles(params["think"], params["think_values"])
+    low, high = _break_range(think_range)
+    return uniform_quantiles(low, high, params["think_values"])
 
 
 def _break_range(value: tuple[float, ...]) -> tuple[float, float]:
