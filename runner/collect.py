@@ -3,7 +3,8 @@
 ``transfers.csv``: one row per transfer a client finished; ``served.csv``:
 one per transfer a server finished (uploads end there); ``circuits.csv``:
 one per circuit built or failed; ``placements.csv``: one per circuit that a
-tor with MCTorConnections placed on a connection; ``relays.csv`` and
+tor with MCTorConnections placed on a connection; ``hop_feedback.csv``: the
+hop feedback totals of each tor that logged them; ``relays.csv`` and
 ``clients.csv``: the consensus and the clients. Times are seconds since the
 network started.
 """
@@ -21,6 +22,7 @@ from typing import Any
 from runner.layout import Layout
 from runner.manifest import STATUS_COMPLETE, read_manifest, run_status, write_manifest
 from runner.parse_consensus import parse_consensus
+from runner.parse_hop_feedback import last_totals
 from runner.parse_mctor import parse_lines as parse_placements
 from runner.parse_mctor import read_fingerprint
 from runner.parse_oniontrace import parse_lines as parse_oniontrace
@@ -69,6 +71,21 @@ PLACEMENT_COLUMNS = [
     "open_connections",
     "usable_connections",
     "circuits",
+]
+HOP_FEEDBACK_COLUMNS = [
+    "variant",
+    "seed",
+    "host",
+    "role",
+    "originated",
+    "delivered",
+    "dropped",
+    "decisions",
+    "with_feedback",
+    "feedback_larger",
+    "received",  # per position, ";"-separated
+    "forwarded",
+    "larger_at",
 ]
 RELAY_COLUMNS = [
     "variant",
@@ -220,6 +237,33 @@ def placement_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[str
                     }
 
 
+def hop_feedback_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The last hop feedback totals each tor host logged (none unless on)."""
+    for host, info in sorted(manifest["hosts"].items()):
+        if info["role"] == "server":
+            continue
+        for log in sorted((run_dir / SHADOW_DATA / "hosts" / host).glob("tor.*.stdout")):
+            with log.open(errors="replace") as lines:
+                totals = last_totals(lines)
+            if totals is None:
+                continue
+            yield {
+                "variant": manifest["variant"],
+                "seed": manifest["seed"],
+                "host": host,
+                "role": info["role"],
+                "originated": totals.originated,
+                "delivered": totals.delivered,
+                "dropped": totals.dropped,
+                "decisions": totals.decisions,
+                "with_feedback": totals.with_feedback,
+                "feedback_larger": totals.feedback_larger,
+                "received": ";".join(map(str, totals.received)),
+                "forwarded": ";".join(map(str, totals.forwarded)),
+                "larger_at": ";".join(map(str, totals.larger_at)),
+            }
+
+
 def circuit_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[str, Any]]:
     epoch = float(manifest.get("clock_epoch", 0))
     for who, log in _client_logs(run_dir, manifest, "oniontrace"):
@@ -301,6 +345,7 @@ def collect(spec: Spec, layout: Layout) -> Collected:
     clients: list[dict[str, Any]] = []
     served: list[dict[str, Any]] = []
     placements: list[dict[str, Any]] = []
+    hop_feedback: list[dict[str, Any]] = []
     runs = 0
     for seed in spec.seeds:
         for variant in spec.variants:
@@ -317,6 +362,7 @@ def collect(spec: Spec, layout: Layout) -> Collected:
             clients += client_rows(manifest)
             served += served_rows(run_dir, manifest)
             placements += placement_rows(run_dir, manifest)
+            hop_feedback += hop_feedback_rows(run_dir, manifest)
             manifest["phases"]["collect_s"] = round(time.monotonic() - started, 3)
             write_manifest(run_dir, manifest)
             runs += 1
@@ -327,4 +373,5 @@ def collect(spec: Spec, layout: Layout) -> Collected:
     _write_csv(layout.clients_csv, CLIENT_COLUMNS, clients)
     _write_csv(layout.served_csv, SERVED_COLUMNS, served)
     _write_csv(layout.placements_csv, PLACEMENT_COLUMNS, placements)
+    _write_csv(layout.hop_feedback_csv, HOP_FEEDBACK_COLUMNS, hop_feedback)
     return Collected(runs, len(transfers), len(circuits))

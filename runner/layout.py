@@ -46,6 +46,10 @@ class Layout:
         return self.experiment_dir / "placements.csv"
 
     @property
+    def hop_feedback_csv(self) -> Path:
+        return self.experiment_dir / "hop_feedback.csv"
+
+    @property
     def report_dir(self) -> Path:
         return self.experiment_dir / "report"
 

@@ -23,6 +23,7 @@ from runner.manifest import STATUS_COMPLETE, read_manifest
 from runner.markdown import table
 from runner.plots import draw_all, human_size
 from runner.report_clients import client_sections
+from runner.report_congestion import congestion_sections
 from runner.report_mctor import mctor_sections
 from runner.spec import Spec
 from runner.tables import CircuitRow, read_circuits, read_transfers
@@ -182,6 +183,11 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
     )
     failures += mctor_failures
     plots += mctor_plots
+    congestion_lines, congestion_failures, congestion_plots = congestion_sections(
+        spec, layout, transfers, set(measured_clients), work
+    )
+    failures += congestion_failures
+    plots += congestion_plots
 
     first = complete[0] if complete else {}
     lines = [f"# Experiment `{spec.name}`", ""]
@@ -396,6 +402,7 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
         )
     lines += client_lines
     lines += mctor_lines
+    lines += congestion_lines
     relay_table = relay_summary(layout.relays_csv, variants)
     if relay_table:
         lines += [

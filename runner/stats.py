@@ -19,13 +19,17 @@ class Estimate:
     high: float | None
     n: int
 
-    def format(self, scale: float = 1.0, unit: str = "", digits: int = 1) -> str:
+    def format(
+        self, scale: float = 1.0, unit: str = "", digits: int = 1, signed: bool = True
+    ) -> str:
+        """``mean [low, high]``, signed as changes are unless ``signed`` is False."""
         if math.isnan(self.mean):
             return "n/a"
-        text = f"{self.mean * scale:+.{digits}f}{unit}"
+        sign = "+" if signed else ""
+        text = f"{self.mean * scale:{sign}.{digits}f}{unit}"
         if self.low is None or self.high is None:
             return f"{text} (n={self.n}, no CI)"
-        return f"{text} [{self.low * scale:+.{digits}f}, {self.high * scale:+.{digits}f}]"
+        return f"{text} [{self.low * scale:{sign}.{digits}f}, {self.high * scale:{sign}.{digits}f}]"
 
 
 def mean_ci(samples: Sequence[float], level: float = 0.95) -> Estimate:

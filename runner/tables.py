@@ -143,6 +143,54 @@ def read_placements(path: Path) -> list[PlacementRow]:
         ]
 
 
+@dataclass(frozen=True)
+class HopFeedbackRow:
+    """One tor's hop feedback totals at the end of a run (tor-patches/0005)."""
+
+    variant: str
+    seed: int
+    host: str
+    role: str
+    originated: int
+    delivered: int
+    dropped: int
+    decisions: int
+    with_feedback: int
+    feedback_larger: int
+    received: tuple[int, ...]  # per position from the receiving end
+    forwarded: tuple[int, ...]
+    larger_at: tuple[int, ...]
+
+
+def _counts(text: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in filter(None, text.split(";")))
+
+
+def read_hop_feedback(path: Path) -> list[HopFeedbackRow]:
+    """The collected hop feedback totals; none if the table is missing."""
+    if not path.is_file():
+        return []
+    with path.open(newline="") as handle:
+        return [
+            HopFeedbackRow(
+                variant=r["variant"],
+                seed=int(r["seed"]),
+                host=r["host"],
+                role=r["role"],
+                originated=int(r["originated"]),
+                delivered=int(r["delivered"]),
+                dropped=int(r["dropped"]),
+                decisions=int(r["decisions"]),
+                with_feedback=int(r["with_feedback"]),
+                feedback_larger=int(r["feedback_larger"]),
+                received=_counts(r["received"]),
+                forwarded=_counts(r["forwarded"]),
+                larger_at=_counts(r["larger_at"]),
+            )
+            for r in csv.DictReader(handle)
+        ]
+
+
 def read_circuits(path: Path) -> list[CircuitRow]:
     with path.open(newline="") as handle:
         return [
