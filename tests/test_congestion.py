@@ -1,0 +1,183 @@
+"""The congestion experiment's measurements: hop feedback logs (cut from a
+real run with tor-patches/0005), windows and scenarios of variants,
+downloads and rates per class, and the mechanism's totals and checks."""
+
+from pathlib import Path
+
+import pytest
+
+from runner.collect import HOP_FEEDBACK_COLUMNS, _write_csv, hop_feedback_rows
+from runner.congestion import (
+    FIXED,
+    MARUT,
+    VEGAS,
+    class_results,
+    is_congestion_experiment,
+    mechanism_failures,
+    mechanism_totals,
+    scenario_of,
+    window_of,
+)
+from runner.parse_hop_feedback import last_totals, parse_line
+from runner.shadow_config import SHADOW_DATA
+from runner.spec import Variant
+from runner.tables import HopFeedbackRow, TransferRow, read_hop_feedback
+from tests.conftest import FIXTURES
+
+
+def _variant(name: str, **consensus: int) -> Variant:
+    return Variant(name=name, tor="patched", torrc={}, consensus=consensus)
+
+
+def test_the_exit_log_ends_with_the_runs_totals() -> None:
+    with (FIXTURES / "tor-hop-feedback-exit.stdout").open() as lines:
+        totals = last_totals(lines)
+    assert totals is not None
+    # A 4-hop run: the exit, the sending end, receives at position 4.
+    assert (totals.delivered, totals.decisions, totals.with_feedback) == (2734, 2734, 2734)
+    assert totals.feedback_larger == 97
+    assert totals.received == (0, 0, 0, 2734, 0, 0, 0, 0)
+    assert totals.forwarded == (0,) * 8
+    assert totals.larger_at == (5, 7, 68, 17, 0, 0, 0, 0)
+    assert sum(totals.larger_at) == totals.feedback_larger
+
+
+def test_a_middle_forwards_what_it_receives() -> None:
+    with (FIXTURES / "tor-hop-feedback-middle.stdout").open() as lines:
+        totals = last_totals(lines)
+    assert totals is not None
+    assert totals.received == totals.forwarded == (3, 2969, 349, 0, 0, 0, 0, 0)
+    assert totals.originated == totals.delivered == totals.decisions == 0
+
+
+def test_other_lines_are_not_totals() -> None:
+    assert parse_line("Jan 01 00:05:59.064 [notice] Bootstrapped 100% (done): Done") is None
+    # A truncated line is not mistaken for totals.
+    assert parse_line("[notice] Hop feedback totals: originated 4; delivered 2") is None
+    assert last_totals(["no totals here\n"]) is None
+
+
+def test_collect_takes_each_hosts_last_totals(tmp_path: Path) -> None:
+    hosts = tmp_path / SHADOW_DATA / "hosts"
+    for host, fixture in (("relay1exit", "exit"), ("relay11middle", "middle")):
+        (hosts / host).mkdir(parents=True)
+        (hosts / host / "tor.1000.stdout").write_bytes(
+            (FIXTURES / f"tor-hop-feedback-{fixture}.stdout").read_bytes()
+        )
+    (hosts / "server1exit").mkdir()
+    manifest = {
+        "variant": "hop4-marut",
+        "seed": 1,
+        "hosts": {
+            "relay1exit": {"role": "exit"},
+            "relay11middle": {"role": "middle"},
+            "server1exit": {"role": "server"},
+        },
+    }
+    rows = list(hop_feedback_rows(tmp_path, manifest))
+    assert [r["host"] for r in rows] == ["relay11middle", "relay1exit"]
+    _write_csv(tmp_path / "hop_feedback.csv", HOP_FEEDBACK_COLUMNS, rows)
+    back = read_hop_feedback(tmp_path / "hop_feedback.csv")
+    assert back[1].received == (0, 0, 0, 2734, 0, 0, 0, 0)
+    assert back[1].role == "exit" and back[0].forwarded[1] == 2969
+
+
+def test_windows_and_scenarios_come_from_the_variant() -> None:
+    fixed = _variant("tree-fixed", cc_alg=0)
+    vegas = _variant("tree-vegas", cc_alg=2)
+    marut = _variant("hop4-marut", cc_alg=2, cc_hop_feedback=1)
+    assert [window_of(v) for v in (fixed, vegas, marut)] == [FIXED, VEGAS, MARUT]
+    assert [scenario_of(v) for v in (fixed, vegas, marut)] == ["tree", "tree", "hop4"]
+    assert scenario_of(_variant("plain")) == "plain"
+    assert is_congestion_experiment([fixed, marut])
+    assert not is_congestion_experiment([fixed, vegas])
+
+
+def _download(variant: str, seed: int, cls: str, ttlb: float | None) -> TransferRow:
+    return TransferRow(
+        variant=variant,
+        seed=seed,
+        host="perfclient1exit",
+        cls=cls,
+        measured=True,
+        size=1_000_000,
+        start=0.0,
+        ttfb=0.1 if ttlb else None,
+        ttlb=ttlb,
+        success=ttlb is not None,
+        error="" if ttlb else "STALLOUT",
+    )
+
+
+def test_downloads_and_rates_per_class_over_seeds() -> None:
+    rows = [
+        _download("v", 1, "bulk", 1.0),  # 8 Mbit/s
+        _download("v", 1, "bulk", 2.0),  # 4 Mbit/s
+        _download("v", 2, "bulk", 4.0),  # 2 Mbit/s
+        _download("v", 2, "bulk", None),  # failed: not a completed download
+        _download("v", 1, "web", 8.0),
+    ]
+    results = {r.cls: r for r in class_results(rows, ["v"], [1, 2])}
+    bulk = results["bulk"]
+    assert bulk.seeds == 2 and bulk.failed == 1
+    assert bulk.completed.mean == pytest.approx(1.5)  # 2 and 1 per run
+    assert bulk.rate_mbit.mean == pytest.approx((6.0 + 2.0) / 2)
+    assert bulk.rate_mbit.low is not None and bulk.rate_mbit.low < 4.0 < bulk.rate_mbit.high
+    assert results["web"].seeds == 1 and results["web"].completed.low is None
+
+
+def _hop_row(variant: str, seed: int, host: str, **counts: object) -> HopFeedbackRow:
+    base: dict[str, object] = {
+        "originated": 0,
+        "delivered": 0,
+        "dropped": 0,
+        "decisions": 0,
+        "with_feedback": 0,
+        "feedback_larger": 0,
+        "received": (),
+        "forwarded": (),
+        "larger_at": (),
+    }
+    base.update(counts)
+    return HopFeedbackRow(variant=variant, seed=seed, host=host, role="", **base)  # type: ignore[arg-type]
+
+
+def test_mechanism_totals_add_positions_over_tors() -> None:
+    rows = [
+        _hop_row("m", 1, "client", originated=10),
+        _hop_row("m", 1, "guard", received=(10, 0, 0), forwarded=(10, 0, 0)),
+        _hop_row("m", 1, "middle", received=(0, 10), forwarded=(0, 9)),
+        _hop_row(
+            "m",
+            2,
+            "exit",
+            received=(0, 0, 9),
+            delivered=9,
+            decisions=6,
+            with_feedback=4,
+            feedback_larger=1,
+            larger_at=(0, 1, 0),
+        ),
+    ]
+    totals = {t.variant: t for t in mechanism_totals(rows, ["m", "v"])}
+    m = totals["m"]
+    assert m.runs == 2 and m.originated == 10
+    assert m.received == (10, 10, 9) and m.forwarded == (10, 9, 0)
+    assert m.larger_share == pytest.approx(0.25)
+    assert totals["v"].runs == 0 and totals["v"].received == ()
+
+
+def test_mechanism_checks_need_feedback_exactly_where_it_is_on() -> None:
+    marut = _variant("hop3-marut", cc_alg=2, cc_hop_feedback=1)
+    vegas = _variant("hop3-vegas", cc_alg=2)
+    runs = {("hop3-marut", 1), ("hop3-marut", 2), ("hop3-vegas", 1)}
+    rows = [
+        _hop_row("hop3-marut", 1, "relay1exit", delivered=5, with_feedback=3),
+        _hop_row("hop3-marut", 2, "relay1exit", delivered=5, with_feedback=0),
+        _hop_row("hop3-vegas", 1, "perfclient1exit", originated=2),
+    ]
+    failures = mechanism_failures(rows, [marut, vegas], runs)
+    assert len(failures) == 2
+    assert failures[0].startswith("hop3-marut/seed-2: hop feedback on")
+    assert failures[1].startswith("hop3-vegas/seed-1: hop feedback off, but 2")
+    assert mechanism_failures(rows[:1], [marut], {("hop3-marut", 1)}) == []
