@@ -1,0 +1,108 @@
+"""The congestion experiment's tables and report, checked on the collected
+tables of a real run.
+
+The fixtures are `make experiment EXP=congestion-small`'s transfers and hop
+feedback totals (Shadow 3.3.0, tor 0.4.9.11 with tor-patches), gzipped.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from runner.congestion import (
+    MARUT,
+    class_results,
+    mechanism_failures,
+    mechanism_totals,
+    window_of,
+)
+from runner.layout import Layout
+from runner.report_congestion import congestion_sections
+from runner.spec import Spec, load_spec
+from runner.tables import HopFeedbackRow, TransferRow, read_hop_feedback, read_transfers
+from tests.conftest import FIXTURES, ROOT, gunzip_fixture
+
+TABLES = FIXTURES / "congestion-small"
+
+
+@pytest.fixture(scope="module")
+def spec() -> Spec:
+    return load_spec(ROOT / "configs" / "congestion-small.yaml")
+
+
+@pytest.fixture(scope="module")
+def layout(tmp_path_factory: pytest.TempPathFactory) -> Layout:
+    root = tmp_path_factory.mktemp("results")
+    layout = Layout(root, "congestion-small")
+    layout.experiment_dir.mkdir()
+    for name in ("transfers.csv", "hop_feedback.csv"):
+        gunzip_fixture(TABLES / f"{name}.gz", layout.experiment_dir)
+    return layout
+
+
+@pytest.fixture(scope="module")
+def transfers(layout: Layout) -> list[TransferRow]:
+    return read_transfers(layout.transfers_csv)
+
+
+@pytest.fixture(scope="module")
+def hop_rows(layout: Layout) -> list[HopFeedbackRow]:
+    return read_hop_feedback(layout.hop_feedback_csv)
+
+
+def test_every_variant_and_class_has_results_over_both_seeds(
+    spec: Spec, transfers: list[TransferRow]
+) -> None:
+    results = class_results(transfers, [v.name for v in spec.variants], list(spec.seeds))
+    by_variant: dict[str, set[str]] = {}
+    for r in results:
+        by_variant.setdefault(r.variant, set()).add(r.cls)
+        assert r.seeds == 2 and r.completed.mean > 0 and r.rate_mbit.mean > 0
+        assert r.completed.low is not None and r.completed.high is not None
+    assert len(by_variant) == 12
+    assert by_variant["hop3-vegas"] == {"web", "bulk"}
+    assert by_variant["allbulk-fixed"] == {"allbulk"}
+    assert by_variant["tree-marut"] == {"treeweb", "treebulk"}
+
+
+def test_feedback_flows_from_the_clients_through_each_hop_to_the_exits(
+    spec: Spec, hop_rows: list[HopFeedbackRow]
+) -> None:
+    by_name = {v.name: v for v in spec.variants}
+    logged = {r.variant for r in hop_rows}
+    assert logged == {v.name for v in spec.variants if window_of(v) == MARUT}
+    for t in mechanism_totals(hop_rows, sorted(logged)):
+        length = 4 if t.variant.startswith("hop4") else 3
+        assert t.runs == 2 and t.dropped == 0
+        # Guards and middles forward what they receive; the exits, at the
+        # circuit's last position, receive what they are delivered.
+        assert t.forwarded[: length - 1] == t.received[: length - 1]
+        assert t.received[length - 1] == t.delivered
+        assert t.forwarded[length - 1] == 0
+        # Nearly every cell a client originates reaches its exit; the few
+        # the exits originate (uploads) go the other way.
+        assert 0.99 * t.originated <= t.delivered <= t.originated
+        assert t.with_feedback <= t.decisions
+        assert sum(t.larger_at) == t.feedback_larger <= t.with_feedback
+        assert by_name[t.variant].consensus["cc_hop_feedback"] == 1
+
+
+def test_the_report_section_has_the_table_plots_and_passing_checks(
+    spec: Spec, layout: Layout, transfers: list[TransferRow], tmp_path: Path
+) -> None:
+    runs = {(v.name, seed) for v in spec.variants for seed in spec.seeds}
+    lines, failures, plots = congestion_sections(spec, layout, transfers, runs, tmp_path)
+    assert failures == []
+    text = "\n".join(lines)
+    assert "## Congestion control" in text and "### Hop feedback" in text
+    assert "at work in every run that switches it on, absent elsewhere (24 runs)" in text
+    assert sum(line.startswith("| tree |") for line in lines) == 6
+    # One TTFB and one TTLB ECDF per scenario and class.
+    assert len(plots) == 2 * (2 + 2 + 1 + 2) and all(p.is_file() for p in plots)
+
+    # Runs whose tors logged no hop feedback fail the check.
+    seed_one = [r for r in read_hop_feedback(layout.hop_feedback_csv) if r.seed == 1]
+    missing = mechanism_failures(seed_one, spec.variants, runs)
+    assert sorted(f.split(":")[0] for f in missing) == [
+        f"{s}-marut/seed-2" for s in ("allbulk", "hop3", "hop4", "tree")
+    ]
