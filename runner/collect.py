@@ -215,53 +215,56 @@ def _nicknames(run_dir: Path, manifest: dict[str, Any]) -> dict[str, str]:
     return names
 
 
-def placement_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """MCTor's placement log lines of every tor host (none unless it was on)."""
-    names = _nicknames(run_dir, manifest)
+def _tor_logs(run_dir: Path, manifest: dict[str, Any]) -> Iterator[tuple[str, str, Path]]:
+    """(host, role, log) for the stdout log of every tor host of a run."""
     for host, info in sorted(manifest["hosts"].items()):
         if info["role"] == "server":
             continue
         for log in sorted((run_dir / SHADOW_DATA / "hosts" / host).glob("tor.*.stdout")):
-            with log.open(errors="replace") as lines:
-                for p in parse_placements(lines):
-                    yield {
-                        "variant": manifest["variant"],
-                        "seed": manifest["seed"],
-                        "host": host,
-                        "peer": names.get(p.peer, "$" + p.peer),
-                        "time_s": _round(p.time),
-                        "connection": p.connection,
-                        "open_connections": p.open_connections,
-                        "usable_connections": p.usable_connections,
-                        "circuits": ";".join(f"{c}:{n}" for c, n in sorted(p.circuits.items())),
-                    }
+            yield host, info["role"], log
+
+
+def placement_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """MCTor's placement log lines of every tor host (none unless it was on)."""
+    names = _nicknames(run_dir, manifest)
+    for host, _role, log in _tor_logs(run_dir, manifest):
+        with log.open(errors="replace") as lines:
+            for p in parse_placements(lines):
+                yield {
+                    "variant": manifest["variant"],
+                    "seed": manifest["seed"],
+                    "host": host,
+                    "peer": names.get(p.peer, "$" + p.peer),
+                    "time_s": _round(p.time),
+                    "connection": p.connection,
+                    "open_connections": p.open_connections,
+                    "usable_connections": p.usable_connections,
+                    "circuits": ";".join(f"{c}:{n}" for c, n in sorted(p.circuits.items())),
+                }
 
 
 def hop_feedback_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The last hop feedback totals each tor host logged (none unless on)."""
-    for host, info in sorted(manifest["hosts"].items()):
-        if info["role"] == "server":
+    for host, role, log in _tor_logs(run_dir, manifest):
+        with log.open(errors="replace") as lines:
+            totals = last_totals(lines)
+        if totals is None:
             continue
-        for log in sorted((run_dir / SHADOW_DATA / "hosts" / host).glob("tor.*.stdout")):
-            with log.open(errors="replace") as lines:
-                totals = last_totals(lines)
-            if totals is None:
-                continue
-            yield {
-                "variant": manifest["variant"],
-                "seed": manifest["seed"],
-                "host": host,
-                "role": info["role"],
-                "originated": totals.originated,
-                "delivered": totals.delivered,
-                "dropped": totals.dropped,
-                "decisions": totals.decisions,
-                "with_feedback": totals.with_feedback,
-                "feedback_larger": totals.feedback_larger,
-                "received": ";".join(map(str, totals.received)),
-                "forwarded": ";".join(map(str, totals.forwarded)),
-                "larger_at": ";".join(map(str, totals.larger_at)),
-            }
+        yield {
+            "variant": manifest["variant"],
+            "seed": manifest["seed"],
+            "host": host,
+            "role": role,
+            "originated": totals.originated,
+            "delivered": totals.delivered,
+            "dropped": totals.dropped,
+            "decisions": totals.decisions,
+            "with_feedback": totals.with_feedback,
+            "feedback_larger": totals.feedback_larger,
+            "received": ";".join(map(str, totals.received)),
+            "forwarded": ";".join(map(str, totals.forwarded)),
+            "larger_at": ";".join(map(str, totals.larger_at)),
+        }
 
 
 def circuit_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[str, Any]]:

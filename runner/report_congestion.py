@@ -7,8 +7,6 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-import matplotlib.pyplot as plt
-
 from runner.congestion import (
     class_results,
     is_congestion_experiment,
@@ -19,34 +17,11 @@ from runner.congestion import (
 )
 from runner.layout import Layout
 from runner.markdown import table
-from runner.plots import LABELS, draw_cdf
+from runner.plots import cdf_plot
 from runner.spec import Spec
 from runner.tables import TransferRow, read_hop_feedback
 
 Sections = tuple[list[str], list[str], list[Path]]
-
-
-def _ecdf(
-    rows: list[TransferRow], metric: str, title: str, labels: dict[str, str], path: Path
-) -> None:
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for variant, label in labels.items():
-        values = [
-            getattr(r, metric)
-            for r in rows
-            if r.variant == variant and r.success and getattr(r, metric) is not None
-        ]
-        if values:
-            draw_cdf(ax, values, label)
-    ax.set_xlabel(LABELS[metric])
-    ax.set_ylabel("cumulative fraction")
-    ax.set_ylim(0, 1)
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize="small")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def _positions(counts: tuple[int, ...], width: int) -> str:
@@ -113,13 +88,12 @@ def congestion_sections(
         scenarios[scenario_of(v)].append(v.name)
     measured = [r for r in transfers if r.measured]
     for scenario, names in scenarios.items():
-        labels = {name: f"{window_of(by_name[name])}" for name in names}
-        mine = [r for r in measured if r.variant in labels]
+        mine = [r for r in measured if r.variant in names]
         for cls in sorted({r.cls for r in mine}):
             rows = [r for r in mine if r.cls == cls]
             for metric in ("ttfb", "ttlb"):
                 path = out / f"cc-{scenario}-{cls}-{metric}.png"
-                _ecdf(rows, metric, f"{scenario}, {cls}: {metric.upper()}", labels, path)
+                cdf_plot(rows, metric, f"{scenario}, {cls}: {metric.upper()}", names, path)
                 plots.append(path)
 
     totals = mechanism_totals(hop_rows, variants)

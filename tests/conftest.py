@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import gzip
 import shutil
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from runner.prereqs import find
 
@@ -26,6 +30,26 @@ def _skip_unless(names: tuple[str, ...]) -> pytest.MarkDecorator:
 
 needs_tor = _skip_unless(("tor", "tor-gencert", "faketime"))
 needs_shadow = _skip_unless(("tor", "tor-gencert", "faketime", "shadow", "tgen", "oniontrace"))
+
+
+def run_experiment(data: dict[str, Any], tmp_path: Path) -> tuple[Path, str]:
+    """Run the spec ``data`` (a loaded YAML config) with ``runner experiment``
+    under ``tmp_path``; return its results directory and report, and fail
+    with the output and report if it exits non-zero."""
+    spec = tmp_path / f"{data['name']}.yaml"
+    spec.write_text(yaml.safe_dump(data, sort_keys=False))
+    results = tmp_path / "results"
+    proc = subprocess.run(
+        [sys.executable, "-m", "runner", "experiment", str(spec), "--results", str(results)]
+        + ["--jobs", "2"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    exp = results / data["name"]
+    report = (exp / "report" / "report.md").read_text() if exp.exists() else ""
+    assert proc.returncode == 0, proc.stdout + proc.stderr + report
+    return exp, report
 
 
 @pytest.fixture

@@ -3,14 +3,12 @@ when either is absent): the tree scenario of congestion-small, shortened,
 with Vegas against Vegas plus hop feedback, checked by what tor logged."""
 
 import csv
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import ROOT, needs_patched_tor, needs_shadow
+from tests.conftest import ROOT, needs_patched_tor, needs_shadow, run_experiment
 
 pytestmark = [pytest.mark.shadow, needs_shadow, needs_patched_tor]
 
@@ -25,19 +23,7 @@ def test_hop_feedback_reaches_the_exit_and_feeds_its_window(tmp_path: Path) -> N
     data["baseline"] = "tree-vegas"
     data["comparisons"] = [["tree-marut", "tree-vegas"]]
     data["checks"]["min_completion"] = 0.0  # bulk downloads may not end in 45 s
-    spec = tmp_path / "congestion-small.yaml"
-    spec.write_text(yaml.safe_dump(data, sort_keys=False))
-    results = tmp_path / "results"
-    proc = subprocess.run(
-        [sys.executable, "-m", "runner", "experiment", str(spec), "--results", str(results)]
-        + ["--jobs", "2"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    exp = results / "congestion-small"
-    report = (exp / "report" / "report.md").read_text() if exp.exists() else ""
-    assert proc.returncode == 0, proc.stdout + proc.stderr + report
+    exp, report = run_experiment(data, tmp_path)
 
     with (exp / "hop_feedback.csv").open() as handle:
         rows = list(csv.DictReader(handle))

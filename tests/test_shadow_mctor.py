@@ -3,14 +3,12 @@ either is absent): a shortened mctor-small, stock tor's one connection per
 hop against three, checked by what tor logged and what the client did."""
 
 import csv
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import ROOT, needs_patched_tor, needs_shadow
+from tests.conftest import ROOT, needs_patched_tor, needs_shadow, run_experiment
 
 pytestmark = [pytest.mark.shadow, needs_shadow, needs_patched_tor]
 
@@ -22,19 +20,7 @@ def test_mctor_opens_n_connections_per_hop_and_uses_n_circuits(tmp_path: Path) -
     data["variants"] = {k: v for k, v in data["variants"].items() if k in ("n1", "n3-hashing")}
     data["comparisons"] = [["n3-hashing", "n1"]]
     data["checks"]["min_transfers_per_size"] = 1
-    spec = tmp_path / "mctor-small.yaml"
-    spec.write_text(yaml.safe_dump(data, sort_keys=False))
-    results = tmp_path / "results"
-    proc = subprocess.run(
-        [sys.executable, "-m", "runner", "experiment", str(spec), "--results", str(results)]
-        + ["--jobs", "2"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    exp = results / "mctor-small"
-    report = (exp / "report" / "report.md").read_text() if exp.exists() else ""
-    assert proc.returncode == 0, proc.stdout + proc.stderr + report
+    exp, report = run_experiment(data, tmp_path)
 
     with (exp / "placements.csv").open() as handle:
         placements = list(csv.DictReader(handle))
