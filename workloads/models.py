@@ -188,7 +188,7 @@ class Web:
         if params["continuous"]:
             return [(begin, None)]
         session: float = params["session"]
-        low, high = _break_range(params["break"])
+        low, high = _low_high(params["break"])
         cycle = session + (low + high) / 2
         phase = rng.uniform(0, cycle)
         result: list[Session] = []
@@ -264,11 +264,12 @@ def _think_times(params: dict[str, Any]) -> list[float]:
     think_range: tuple[float, ...] | None = params["think_range"]
     if think_range is None:
         return exponential_quantiles(params["think"], params["think_values"])
-    low, high = _break_range(think_range)
+    low, high = _low_high(think_range)
     return uniform_quantiles(low, high, params["think_values"])
 
 
-def _break_range(value: tuple[float, ...]) -> tuple[float, float]:
+def _low_high(value: tuple[float, ...]) -> tuple[float, float]:
+    """A [low, high] range (a break or a think time) from one or two values."""
     return (value[0], value[0]) if len(value) == 1 else (min(value), max(value))
 
 
