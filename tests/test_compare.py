@@ -9,6 +9,7 @@ from runner.compare import (
     summarize,
     transfers_per_size,
 )
+from runner.report import completion_failure
 from runner.stats import dkw_epsilon, mean_ci
 from runner.tables import CircuitRow, TransferRow
 
@@ -137,3 +138,17 @@ def test_transfers_per_size_counts_missing_sizes_as_zero() -> None:
         ("a", 1, "perfclient1exit", 400_000): 3,
         ("a", 1, "perfclient1exit", 5_000_000): 0,
     }
+
+
+def test_a_client_that_finished_nothing_fails_at_any_threshold_and_says_so() -> None:
+    rows = [_row("a", 1, 1.0)]
+    clients = {("a", 1): [("perfclient1exit", "perf"), ("perfclient2exit", "perf")]}
+    checks = {c.host: c for c in completion_checks(rows, clients, 0.0)}
+    assert checks["perfclient1exit"].ok and not checks["perfclient2exit"].ok
+    assert completion_failure(checks["perfclient2exit"], 0.0) == (
+        "a/seed-1 perfclient2exit: finished no transfer (none succeeded, none failed)"
+    )
+    failing = completion_checks([_row("a", 1, 0, success=False)], clients, 0.5)[0]
+    assert completion_failure(failing, 0.5) == (
+        "a/seed-1 perfclient1exit: 0/1 transfers completed (< 50%)"
+    )

@@ -1,6 +1,7 @@
 """Hop feedback under Shadow with the patched tor (skipped, with the reason,
 when either is absent): the tree scenario of congestion-small, shortened,
-with Vegas against Vegas plus hop feedback, checked by what tor logged."""
+with Vegas against Vegas plus hop feedback and smaller bulk downloads,
+checked by what tor logged."""
 
 import csv
 from pathlib import Path
@@ -22,7 +23,11 @@ def test_hop_feedback_reaches_the_exit_and_feeds_its_window(tmp_path: Path) -> N
     }
     data["baseline"] = "tree-vegas"
     data["comparisons"] = [["tree-marut", "tree-vegas"]]
-    data["checks"]["min_completion"] = 0.0  # bulk downloads may not end in 45 s
+    # A 5 MiB download through the shared middle can take over 45 s, and
+    # which bulk client is slow depends on the run's fresh relay keys; 1 MiB
+    # downloads back to back still keep relay8middle's queues full, and every
+    # client then finishes some, as the config's completion check demands.
+    data["workloads"]["bulk"]["params"]["sizes"] = ["1 MiB"]
     exp, report = run_experiment(data, tmp_path)
 
     with (exp / "hop_feedback.csv").open() as handle:
