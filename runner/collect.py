@@ -15,14 +15,14 @@ import csv
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from runner.layout import Layout
 from runner.manifest import STATUS_COMPLETE, read_manifest, run_status, write_manifest
 from runner.parse_consensus import parse_consensus
-from runner.parse_hop_feedback import last_totals
+from runner.parse_hop_feedback import PER_POSITION, HopFeedbackTotals, last_totals
 from runner.parse_mctor import parse_lines as parse_placements
 from runner.parse_mctor import read_fingerprint
 from runner.parse_oniontrace import parse_lines as parse_oniontrace
@@ -72,20 +72,9 @@ PLACEMENT_COLUMNS = [
     "usable_connections",
     "circuits",
 ]
-HOP_FEEDBACK_COLUMNS = [
-    "variant",
-    "seed",
-    "host",
-    "role",
-    "originated",
-    "delivered",
-    "dropped",
-    "decisions",
-    "with_feedback",
-    "feedback_larger",
-    "received",  # per position, ";"-separated
-    "forwarded",
-    "larger_at",
+# Per-position counts are ";"-separated.
+HOP_FEEDBACK_COLUMNS = ["variant", "seed", "host", "role"] + [
+    f.name for f in fields(HopFeedbackTotals)
 ]
 RELAY_COLUMNS = [
     "variant",
@@ -250,21 +239,15 @@ def hop_feedback_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[
             totals = last_totals(lines)
         if totals is None:
             continue
-        yield {
+        row: dict[str, Any] = {
             "variant": manifest["variant"],
             "seed": manifest["seed"],
             "host": host,
             "role": role,
-            "originated": totals.originated,
-            "delivered": totals.delivered,
-            "dropped": totals.dropped,
-            "decisions": totals.decisions,
-            "with_feedback": totals.with_feedback,
-            "feedback_larger": totals.feedback_larger,
-            "received": ";".join(map(str, totals.received)),
-            "forwarded": ";".join(map(str, totals.forwarded)),
-            "larger_at": ";".join(map(str, totals.larger_at)),
         }
+        for name, value in asdict(totals).items():
+            row[name] = ";".join(map(str, value)) if name in PER_POSITION else value
+        yield row
 
 
 def circuit_rows(run_dir: Path, manifest: dict[str, Any]) -> Iterator[dict[str, Any]]:

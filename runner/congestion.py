@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
+from runner.parse_hop_feedback import HopFeedbackTotals, summed
 from runner.spec import Variant
 from runner.stats import Estimate, mean_ci
 from runner.tables import HopFeedbackRow, TransferRow
@@ -77,32 +78,11 @@ def class_results(
 
 
 @dataclass(frozen=True)
-class MechanismTotals:
+class MechanismTotals(HopFeedbackTotals):
     """A variant's hop feedback totals, summed over its runs' tors."""
 
     variant: str
     runs: int
-    originated: int
-    received: tuple[int, ...]
-    forwarded: tuple[int, ...]
-    delivered: int
-    dropped: int
-    decisions: int
-    with_feedback: int
-    feedback_larger: int
-    larger_at: tuple[int, ...]
-
-    @property
-    def larger_share(self) -> float:
-        """Of the window decisions made with hop feedback pending, the share
-        where the hops' value, not the end's own estimate, was larger."""
-        return self.feedback_larger / self.with_feedback if self.with_feedback else float("nan")
-
-
-def _add(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
-    width = max(len(a), len(b))
-    a, b = a + (0,) * (width - len(a)), b + (0,) * (width - len(b))
-    return tuple(x + y for x, y in zip(a, b, strict=True))
 
 
 def mechanism_totals(rows: list[HopFeedbackRow], variants: list[str]) -> list[MechanismTotals]:
@@ -110,28 +90,9 @@ def mechanism_totals(rows: list[HopFeedbackRow], variants: list[str]) -> list[Me
     result = []
     for variant in variants:
         mine = [r for r in rows if r.variant == variant]
-        received: tuple[int, ...] = ()
-        forwarded: tuple[int, ...] = ()
-        larger_at: tuple[int, ...] = ()
-        for r in mine:
-            received = _add(received, r.received)
-            forwarded = _add(forwarded, r.forwarded)
-            larger_at = _add(larger_at, r.larger_at)
-        result.append(
-            MechanismTotals(
-                variant=variant,
-                runs=len({r.seed for r in mine}),
-                originated=sum(r.originated for r in mine),
-                received=received,
-                forwarded=forwarded,
-                delivered=sum(r.delivered for r in mine),
-                dropped=sum(r.dropped for r in mine),
-                decisions=sum(r.decisions for r in mine),
-                with_feedback=sum(r.with_feedback for r in mine),
-                feedback_larger=sum(r.feedback_larger for r in mine),
-                larger_at=larger_at,
-            )
-        )
+        total = summed(mine)
+        runs = len({r.seed for r in mine})
+        result.append(MechanismTotals(**asdict(total), variant=variant, runs=runs))
     return result
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from itertools import zip_longest
+from typing import Any
 
 _LINE = re.compile(
     r"\[notice\] Hop feedback totals: originated (\d+); delivered (\d+); dropped (\d+); "
@@ -32,6 +34,29 @@ class HopFeedbackTotals:
     received: tuple[int, ...]
     forwarded: tuple[int, ...]
     larger_at: tuple[int, ...]  # where the larger values came from
+
+    @property
+    def larger_share(self) -> float:
+        """Of the window decisions made with hop feedback pending, the share
+        where the hops' value, not the end's own estimate, was larger."""
+        return self.feedback_larger / self.with_feedback if self.with_feedback else float("nan")
+
+
+PER_POSITION = ("received", "forwarded", "larger_at")
+
+
+def summed(totals: Iterable[HopFeedbackTotals]) -> HopFeedbackTotals:
+    """Field by field sums; per-position counts of different lengths (3- and
+    4-hop circuits) are padded with zeros."""
+    items = list(totals)
+    sums: dict[str, Any] = {}
+    for name in (f.name for f in fields(HopFeedbackTotals)):
+        values = [getattr(t, name) for t in items]
+        if name in PER_POSITION:
+            sums[name] = tuple(map(sum, zip_longest(*values, fillvalue=0)))
+        else:
+            sums[name] = sum(values)
+    return HopFeedbackTotals(**sums)
 
 
 def _counts(text: str) -> tuple[int, ...]:

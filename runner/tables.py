@@ -6,6 +6,8 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
+from runner.parse_hop_feedback import HopFeedbackTotals
+
 
 @dataclass(frozen=True)
 class TransferRow:
@@ -144,22 +146,14 @@ def read_placements(path: Path) -> list[PlacementRow]:
 
 
 @dataclass(frozen=True)
-class HopFeedbackRow:
-    """One tor's hop feedback totals at the end of a run (tor-patches/0005)."""
+class HopFeedbackRow(HopFeedbackTotals):
+    """One tor's hop feedback totals at the end of a run (tor-patches/0005);
+    per-position counts run from the end that originates the feedback."""
 
     variant: str
     seed: int
     host: str
     role: str
-    originated: int
-    delivered: int
-    dropped: int
-    decisions: int
-    with_feedback: int
-    feedback_larger: int
-    received: tuple[int, ...]  # per position from the receiving end
-    forwarded: tuple[int, ...]
-    larger_at: tuple[int, ...]
 
 
 def _counts(text: str) -> tuple[int, ...]:
