@@ -50,6 +50,10 @@ class Layout:
         return self.experiment_dir / "hop_feedback.csv"
 
     @property
+    def log_damage_csv(self) -> Path:
+        return self.experiment_dir / "log_damage.csv"
+
+    @property
     def report_dir(self) -> Path:
         return self.experiment_dir / "report"
 

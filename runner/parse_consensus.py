@@ -9,7 +9,7 @@ when at least three authorities vote them).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 
@@ -22,10 +22,17 @@ class RelayStatus:
     measured: bool
 
 
-def parse_consensus(lines: Iterable[str]) -> Iterator[RelayStatus]:
+RECORD_MARKERS = ("w Bandwidth=",)  # a damaged one lost a relay
+
+
+def parse_consensus(
+    lines: Iterable[str], on_error: Callable[[int, str, str], None] | None = None
+) -> Iterator[RelayStatus]:
+    """One record per relay; a weight line that does not parse goes to
+    ``on_error`` (or stops with an error naming it) and drops that relay."""
     nickname = address = ""
     flags: frozenset[str] = frozenset()
-    for line in lines:
+    for number, line in enumerate(lines, start=1):
         parts = line.split()
         if not parts:
             continue
@@ -35,11 +42,12 @@ def parse_consensus(lines: Iterable[str]) -> Iterator[RelayStatus]:
             flags = frozenset(parts[1:])
         elif parts[0] == "w" and nickname:
             fields = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
-            yield RelayStatus(
-                nickname,
-                address,
-                flags,
-                int(fields.get("Bandwidth", "0")),
-                fields.get("Unmeasured") != "1",
-            )
-            nickname = ""
+            relay, nickname = nickname, ""
+            try:
+                bandwidth = int(fields.get("Bandwidth", "0"))
+            except ValueError as exc:
+                if on_error is None:
+                    raise ValueError(f"line {number}: {exc}") from None
+                on_error(number, line, str(exc))
+                continue
+            yield RelayStatus(relay, address, flags, bandwidth, fields.get("Unmeasured") != "1")

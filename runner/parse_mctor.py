@@ -15,6 +15,8 @@ _LINE = re.compile(
     r"outbound circuits: ([0-9:,]*)\s*$"
 )
 
+RECORD_MARKERS = ("MCTor: circuit placed",)  # a damaged one lost a placement
+
 
 @dataclass(frozen=True)
 class Placement:

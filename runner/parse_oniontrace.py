@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 _EVENT = re.compile(r"Logger: 650 (CIRC|CIRC_MINOR) (\S+) (\S+)(.*)$")
 _STREAM = re.compile(r"Logger: 650 STREAM \S+ SUCCEEDED (\S+) (\S+)")
 _KEYWORD = re.compile(r"\b([A-Z_]+)=(\S+)")
+RECORD_MARKERS = ("650 CIRC ", "650 STREAM ")  # a damaged one lost a circuit event
 
 
 @dataclass(frozen=True)
@@ -93,34 +94,50 @@ def _iso_to_unix(text: str) -> float:
     return seconds + (float(f"0.{fraction}") if fraction else 0.0)
 
 
-def parse_lines(lines: Iterable[str]) -> Iterator[Circuit]:
+def _apply(line: str, circuits: dict[str, _State]) -> None:
+    """Fold one log line into the circuits seen so far."""
+    match = _EVENT.search(line)
+    if not match:
+        stream = _STREAM.search(line)
+        if stream and ".exit:" not in stream.group(2):
+            circuits.setdefault(stream.group(1), _State()).streams += 1
+        return
+    kind, circ_id, status, rest = match.groups()
+    keywords = dict(_KEYWORD.findall(rest))
+    now = float(line.split()[2])  # before any change: a line that fails changes nothing
+    built = kind == "CIRC" and status in ("BUILT", "FAILED")
+    created = keywords.get("TIME_CREATED") if built else None
+    created_at = _iso_to_unix(created) if created else None
+    state = circuits.setdefault(circ_id, _State())
+    if keywords.get("PURPOSE") == "CONFLUX_LINKED" and keywords.get("CONFLUX_ID"):
+        state.conflux_id = state.conflux_id or keywords["CONFLUX_ID"]
+        state.linked_at = state.linked_at or now
+        state.linked_hops = state.linked_hops or _hops(rest)
+        state.guard = state.guard or _first_hop(rest)
+    if not built or state.status:
+        return
+    state.status = status
+    state.time = now
+    state.build_time = round(now - created_at, 6) if created_at is not None else None
+    state.purpose = keywords.get("PURPOSE", "")
+    state.hops = _hops(rest)
+    state.guard = _first_hop(rest) or state.guard
+    state.reason = keywords.get("REASON", "")
+
+
+def parse_lines(
+    lines: Iterable[str], on_error: Callable[[int, str, str], None] | None = None
+) -> Iterator[Circuit]:
+    """One record per circuit; an event line that does not parse goes to
+    ``on_error`` (or stops with an error naming it)."""
     circuits: dict[str, _State] = {}
-    for line in lines:
-        match = _EVENT.search(line)
-        if not match:
-            stream = _STREAM.search(line)
-            if stream and ".exit:" not in stream.group(2):
-                circuits.setdefault(stream.group(1), _State()).streams += 1
-            continue
-        kind, circ_id, status, rest = match.groups()
-        keywords = dict(_KEYWORD.findall(rest))
-        state = circuits.setdefault(circ_id, _State())
-        if keywords.get("PURPOSE") == "CONFLUX_LINKED" and keywords.get("CONFLUX_ID"):
-            state.conflux_id = state.conflux_id or keywords["CONFLUX_ID"]
-            state.linked_at = state.linked_at or float(line.split()[2])
-            state.linked_hops = state.linked_hops or _hops(rest)
-            state.guard = state.guard or _first_hop(rest)
-        if kind != "CIRC" or status not in ("BUILT", "FAILED") or state.status:
-            continue
-        now = float(line.split()[2])
-        created = keywords.get("TIME_CREATED")
-        state.status = status
-        state.time = now
-        state.build_time = round(now - _iso_to_unix(created), 6) if created else None
-        state.purpose = keywords.get("PURPOSE", "")
-        state.hops = _hops(rest)
-        state.guard = _first_hop(rest) or state.guard
-        state.reason = keywords.get("REASON", "")
+    for number, line in enumerate(lines, start=1):
+        try:
+            _apply(line, circuits)
+        except (ValueError, IndexError) as exc:
+            if on_error is None:
+                raise ValueError(f"line {number}: {exc}") from None
+            on_error(number, line, str(exc))
     for circ_id, s in circuits.items():
         if s.status:
             yield Circuit(

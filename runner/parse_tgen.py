@@ -10,11 +10,14 @@ the SOCKS handshake.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+
+from runner.log_damage import parsed
 
 _SECTION = re.compile(r"\b(transport|stream|bytes|times) \[([^\]]*)\]")
 _FINISHED = re.compile(r"\[stream-(success|error)\]")
+RECORD_MARKERS = ("[stream-success]", "[stream-error]")  # a damaged one lost a transfer
 
 
 @dataclass(frozen=True)
@@ -94,11 +97,9 @@ def parse_line(line: str) -> Transfer | None:
     )
 
 
-def parse_lines(lines: Iterable[str]) -> Iterator[Transfer]:
-    for number, line in enumerate(lines, start=1):
-        try:
-            transfer = parse_line(line)
-        except (ValueError, IndexError) as exc:
-            raise ValueError(f"line {number}: {exc}") from None
-        if transfer is not None:
-            yield transfer
+def parse_lines(
+    lines: Iterable[str], on_error: Callable[[int, str, str], None] | None = None
+) -> Iterator[Transfer]:
+    """The finished transfers; a result line that does not parse goes to
+    ``on_error`` (or stops with an error naming it)."""
+    return parsed(lines, parse_line, on_error)

@@ -26,7 +26,7 @@ from runner.report_clients import client_sections
 from runner.report_congestion import congestion_sections
 from runner.report_mctor import mctor_sections
 from runner.spec import Spec
-from runner.tables import CircuitRow, read_circuits, read_transfers
+from runner.tables import CircuitRow, LogDamageRow, read_circuits, read_log_damage, read_transfers
 
 
 @dataclass(frozen=True)
@@ -119,6 +119,16 @@ def relay_summary(relays_csv: Path, variants: list[str]) -> list[list[str]]:
     return table
 
 
+def skipped_lines(damage: list[LogDamageRow] | None, manifest: dict[str, Any]) -> str:
+    """A run's damaged log lines skipped in collection, with logs missing or empty."""
+    if damage is None or manifest.get("status") != STATUS_COMPLETE:
+        return "–"
+    mine = [d for d in damage if (d.variant, d.seed) == (manifest["variant"], manifest["seed"])]
+    text = str(sum(d.skipped_lines for d in mine))
+    absent = sum(d.missing or d.empty for d in mine)
+    return text + (f" ({absent} logs missing or empty)" if absent else "")
+
+
 def completion_failure(check: ClientCheck, min_completion: float) -> str:
     where = f"{check.variant}/seed-{check.seed} {check.host}"
     if check.attempted == 0:
@@ -134,6 +144,7 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
     variants = [v.name for v in spec.variants]
     transfers = read_transfers(layout.transfers_csv)
     circuits = read_circuits(layout.circuits_csv)
+    damage = read_log_damage(layout.log_damage_csv)
     manifests = _manifests(spec, layout)
     complete = [m for m in manifests if m.get("status") == STATUS_COMPLETE]
     measured_clients = {
@@ -171,6 +182,7 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
         for m in manifests
         if m.get("status") != STATUS_COMPLETE
     ]
+    failures += [d.describe() for d in damage or [] if d.matters]
 
     out = layout.report_dir
     work = partial_path(out)
@@ -242,8 +254,9 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
         ],
     )
     lines += ["", "## Runs", ""]
+    columns = ["variant", "seed", "status", "generate (s)", "simulate (s)", "collect (s)"]
     lines += table(
-        ["variant", "seed", "status", "generate (s)", "simulate (s)", "collect (s)"],
+        columns + (["damaged log lines skipped"] if damage is not None else []),
         [
             [
                 str(m["variant"]),
@@ -253,6 +266,7 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
                 _phase(m, "simulate"),
                 _phase(m, "collect"),
             ]
+            + ([skipped_lines(damage, m)] if damage is not None else [])
             for m in manifests
         ],
     )
@@ -263,6 +277,13 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
         f"{spec.checks.min_completion:.0%} of the transfers it finished, in every run: "
         f"{passed}/{len(checks)} client-runs pass."
     )
+    if damage is not None:
+        lines += [
+            "",
+            "Every log a run's tables come from must be present and not empty, and no "
+            "damaged line that was skipped may have held a record (a transfer's result, a "
+            f"circuit event): {sum(d.matters for d in damage)} logs fail this.",
+        ]
     if failures:
         lines += ["", "**FAILED:**", ""] + [f"- {f}" for f in failures]
     if minimum:

@@ -204,3 +204,51 @@ def read_circuits(path: Path) -> list[CircuitRow]:
             )
             for r in csv.DictReader(handle)
         ]
+
+
+@dataclass(frozen=True)
+class LogDamageRow:
+    variant: str
+    seed: int
+    log: str
+    skipped_lines: int
+    lost_records: int
+    missing: bool
+    empty: bool
+    examples: str
+
+    @property
+    def matters(self) -> bool:
+        """Whether the tables may miss records because of it."""
+        return bool(self.lost_records or self.missing or self.empty)
+
+    def describe(self) -> str:
+        where = f"{self.variant}/seed-{self.seed} {self.log}"
+        if self.missing:
+            return f"{where}: log missing"
+        if self.empty:
+            return f"{where}: log empty"
+        return (
+            f"{where}: {self.skipped_lines} damaged lines skipped, "
+            f"{self.lost_records} of them records ({self.examples})"
+        )
+
+
+def read_log_damage(path: Path) -> list[LogDamageRow] | None:
+    """The damaged logs of every run; None where collection predates the table."""
+    if not path.is_file():
+        return None
+    with path.open(newline="") as handle:
+        return [
+            LogDamageRow(
+                variant=r["variant"],
+                seed=int(r["seed"]),
+                log=r["log"],
+                skipped_lines=int(r["skipped_lines"]),
+                lost_records=int(r["lost_records"]),
+                missing=r["missing"] == "1",
+                empty=r["empty"] == "1",
+                examples=r["examples"],
+            )
+            for r in csv.DictReader(handle)
+        ]

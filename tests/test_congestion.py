@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.collect import HOP_FEEDBACK_COLUMNS, _write_csv, hop_feedback_rows
+from runner.collect import HOP_FEEDBACK_COLUMNS, RunLogs, _write_csv, hop_feedback_rows
 from runner.congestion import (
     FIXED,
     MARUT,
@@ -74,7 +74,7 @@ def test_collect_takes_each_hosts_last_totals(tmp_path: Path) -> None:
             "server1exit": {"role": "server"},
         },
     }
-    rows = list(hop_feedback_rows(tmp_path, manifest))
+    rows = list(hop_feedback_rows(RunLogs(tmp_path, manifest)))
     assert [r["host"] for r in rows] == ["relay11middle", "relay1exit"]
     _write_csv(tmp_path / "hop_feedback.csv", HOP_FEEDBACK_COLUMNS, rows)
     back = read_hop_feedback(tmp_path / "hop_feedback.csv")

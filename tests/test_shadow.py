@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runner.collect import transfer_rows
+from runner.collect import RunLogs, transfer_rows
 from runner.manifest import read_manifest
 from runner.run import resolve_tools
 from runner.simulate import run_shadow
@@ -86,7 +86,7 @@ def test_same_run_twice_gives_the_same_transfers(ci_small_text: str, tmp_path: P
     shutil.copytree(first, second, ignore=shutil.ignore_patterns("shadow.data"))
     run_shadow(second, resolve_tools().paths["shadow"], parallelism=1)
     manifest = read_manifest(first)
-    one = list(transfer_rows(first, manifest))
-    two = list(transfer_rows(second, manifest))
+    one = list(transfer_rows(RunLogs(first, manifest)))
+    two = list(transfer_rows(RunLogs(second, manifest)))
     assert len(one) > 20
     assert one == two
