@@ -9,7 +9,8 @@ JOBS ?=
 RESULTS ?= results
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBIAN_PACKAGES := $(shell grep -v '^\#' runner/debian-packages.txt)
-JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),) $(if $(BACKEND),--backend $(BACKEND),)
+JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),) $(if $(BACKEND),--backend $(BACKEND),) \
+	$(if $(FORCE),--force,)
 BASELINE ?= results/baselines/ci-small$(if $(filter local,$(BACKEND)),-local,).json
 
 .PHONY: help setup check test lint typecheck unit regress-local experiment regress baseline bench tor tor-test clean
@@ -23,6 +24,7 @@ help:
 	@echo "make tor-test               run tor's unit tests in the patched build"
 	@echo "make experiment EXP=<name>  run, collect and compare configs/<name>.yaml [JOBS=n]"
 	@echo "                            [BACKEND=shadow|local] (default: shadow if installed)"
+	@echo "                            [FORCE=1]: run even if the size check says it won't fit"
 	@echo "make regress                re-run ci-small and check it against results/baselines/"
 	@echo "make baseline               re-write results/baselines/ci-small.json from a fresh run"
 	@echo "make bench                  time each phase of ci-small, one run at a time -> bench/results.md"

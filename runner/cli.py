@@ -8,9 +8,11 @@ import sys
 from pathlib import Path
 
 from runner.backends import BACKENDS, Backend
+from runner.capacity import check_capacity
 from runner.collect import collect
 from runner.errors import PrerequisiteError, RunError, SpecError
 from runner.layout import Layout
+from runner.lock import experiment_lock
 from runner.manifest import write_json_atomic
 from runner.prereqs import report as prereq_report
 from runner.regress import (
@@ -20,7 +22,7 @@ from runner.regress import (
     make_baseline,
 )
 from runner.report import write_report
-from runner.run import default_backend, resolve_tools, run_experiment
+from runner.run import default_backend, resolve_tools, run_experiment, runs_at_once
 from runner.spec import Spec, load_spec
 from runner.tables import read_transfers
 
@@ -164,6 +166,17 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--baseline", required=True, help="baseline JSON file")
             p.add_argument("--write", action="store_true", help="write the baseline instead")
             p.add_argument("--skip-run", action="store_true", help="use the collected tables")
+        p.add_argument(
+            "--max-hosts",
+            type=int,
+            default=None,
+            help="most hosts a run may have (default: TORNET_MAX_HOSTS, else 5000 under "
+            "Shadow and 200 locally)",
+        )
+        p.add_argument(
+            "--force", action="store_true", help="run even if the size check says it won't fit"
+        )
+        p.set_defaults(runs=True)
     with_spec("collect", "parse logs into transfers.csv and circuits.csv").set_defaults(
         func=cmd_collect
     )
@@ -171,6 +184,26 @@ def build_parser() -> argparse.ArgumentParser:
         func=cmd_compare
     )
     return parser
+
+
+# Commands that write into an experiment's results: one at a time per experiment.
+WRITERS = ("run", "experiment", "regress", "collect", "compare")
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    """Check the size (before anything is written), take the experiment's
+    lock, then run the command."""
+    if args.command not in WRITERS:
+        code: int = args.func(args)
+        return code
+    spec = load_spec(Path(args.spec))
+    if getattr(args, "runs", False) and not args.force and not getattr(args, "skip_run", False):
+        backend = _backend(args)
+        check_capacity(spec, backend, runs_at_once(backend, args.jobs), args.max_hosts)
+    command = [Path(sys.executable).name, "-m", "runner", *sys.argv[1:]]
+    with experiment_lock(_layout(spec, args).experiment_dir, command):
+        code = args.func(args)
+    return code
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -182,8 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     # A terminated runner stops its runs the same way as an interrupted one.
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        code: int = args.func(args)
-        return code
+        return _dispatch(args)
     except SpecError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -56,6 +56,13 @@ def default_backend() -> Backend:
     return SHADOW if find("shadow").ok else LOCAL
 
 
+def runs_at_once(backend: Backend, jobs: int | None = None) -> int:
+    """How many runs go at once. Two Shadow threads per run beat two one-thread
+    runs on 2 cores (see bench/results.md), so by default each run gets two
+    cores. Local networks share this machine's addresses and ports: one at a time."""
+    return 1 if backend.local else max(1, jobs or (os.cpu_count() or 1) // 2)
+
+
 def resolve_tools(spec: Spec | None = None, backend: Backend = SHADOW) -> Tools:
     """The programs on this machine; the patched tor too if ``spec`` uses it.
 
@@ -137,12 +144,8 @@ def run_experiment(
     """Generate and simulate every run not yet complete; return every outcome."""
     backend = backend or default_backend()
     tools = tools or resolve_tools(spec, backend)
-    cores = os.cpu_count() or 1
-    # Two Shadow threads per run beat two one-thread runs on 2 cores (see
-    # bench/results.md), so by default each run gets two cores. Local networks
-    # share this machine's addresses and ports: one at a time.
-    jobs = 1 if backend.local else max(1, jobs or cores // 2)
-    parallelism = max(1, cores // jobs)
+    jobs = runs_at_once(backend, jobs)
+    parallelism = max(1, (os.cpu_count() or 1) // jobs)
     pairs = [(v.name, s) for s in spec.seeds for v in spec.variants]
     outcomes: list[RunOutcome] = []
     todo = []

@@ -1,9 +1,12 @@
 """The command line on bad input: a clear error, a non-zero exit, nothing written."""
 
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.conftest import ROOT
@@ -41,3 +44,71 @@ def test_validate_ok() -> None:
     proc = _runner("validate", "configs/ci-small.yaml")
     assert proc.returncode == 0
     assert "2 variants x 2 seeds = 4 runs" in proc.stdout
+
+
+def _holder(experiment_dir: Path) -> subprocess.Popen[str]:
+    """Another runner: a process that holds the experiment's lock until killed."""
+    code = (
+        "import sys, time; from pathlib import Path; from runner.lock import experiment_lock\n"
+        f"with experiment_lock(Path({str(experiment_dir)!r}), ['runner', 'experiment', 'x']):\n"
+        "    print('locked', flush=True); time.sleep(600)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
+    return proc
+
+
+def test_a_second_runner_stops_at_once_and_touches_nothing(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    experiment = results / "ci-small-local"
+    holder = _holder(experiment)
+    try:
+        before = sorted((p.name, p.stat().st_mtime_ns) for p in experiment.iterdir())
+        for command in ("run", "experiment", "collect", "compare", "regress"):
+            extra = ["--baseline", str(tmp_path / "b.json")] if command == "regress" else []
+            started = time.monotonic()
+            proc = _runner(
+                command, "configs/ci-small.yaml", "--results", str(results),
+                "--backend", "local", *extra,
+            )  # fmt: skip
+            assert time.monotonic() - started < 10  # the interpreter's start included
+            assert proc.returncode == 1, proc.stderr
+            assert f"{experiment} is in use by another runner (pid {holder.pid}: " in proc.stderr
+            assert "runner experiment x" in proc.stderr
+        after = sorted((p.name, p.stat().st_mtime_ns) for p in experiment.iterdir())
+        assert after == before
+    finally:
+        holder.kill()
+        holder.wait()
+    # The kernel dropped the killed holder's lock: the next runner gets it.
+    from runner.lock import experiment_lock
+
+    with experiment_lock(experiment, ["next"]):
+        assert (experiment / ".lock").read_text().startswith(f"pid {os.getpid()}: next")
+
+
+def test_an_experiment_too_large_for_the_machine_stops_before_writing(tmp_path: Path) -> None:
+    from runner.backends import LOCAL, SHADOW
+    from runner.capacity import TooLarge, check_capacity
+    from runner.spec import load_spec
+
+    tortoise = load_spec(ROOT / "configs" / "tortoise.yaml")
+    with pytest.raises(TooLarge, match=r"1 run at once needs about .* GiB .*try fewer --jobs"):
+        check_capacity(tortoise, SHADOW, runs_at_once=1, memory_mib=24 * 1024)
+    size = check_capacity(tortoise, SHADOW, runs_at_once=1, memory_mib=128 * 1024)
+    assert size.hosts > 900 and size.tors > 900
+    small = load_spec(ROOT / "configs" / "ci-small.yaml")
+    assert check_capacity(small, LOCAL, runs_at_once=1, memory_mib=2048).hosts == 12
+    with pytest.raises(TooLarge, match="a run has 12 hosts, more than the local backend's ceiling"):
+        check_capacity(small, LOCAL, runs_at_once=1, max_hosts=10, memory_mib=2048)
+
+    results = tmp_path / "results"
+    proc = _runner(
+        "run", "configs/ci-small.yaml", "--results", str(results), "--backend", "local",
+        "--max-hosts", "10",
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert "too large for this machine" in proc.stderr and "--force" in proc.stderr
+    assert not results.exists()
