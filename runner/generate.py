@@ -36,7 +36,6 @@ from runner.shadow_config import SHADOW_TEMPLATE, shadow_config
 from runner.spec import Spec, Variant
 from runner.tor_keys import HostKeys, KeyTools, ensure_keys, install_keys
 from runner.torrc import (
-    ROLE_TORRC,
     Ports,
     authority_torrc,
     common_torrc,
@@ -44,6 +43,7 @@ from runner.torrc import (
     host_defaults,
     host_torrc,
     relay_rate,
+    role_torrc,
     v3bw,
 )
 from topologies.gml import to_shadow_gml
@@ -82,16 +82,21 @@ def _write_conf(
     variant: Variant,
     ports: dict[str, Ports],
     backend: Backend,
+    server_port: int,
 ) -> None:
     conf.mkdir(parents=True)
     (conf / "network.gml").write_text(to_shadow_gml(plan.graph))
     (conf / "resolv.conf").write_text("nameserver 127.0.0.1\n")
     authorities = [(h, keys[h.name], ports[h.name]) for h in plan.with_role("authority")]
-    (conf / conf_file("common")).write_text(common_torrc(authorities))
+    # Hosts sharing this machine get closed control ports and exits that
+    # reach only the network's servers; Shadow's network reaches nothing else.
+    (conf / conf_file("common")).write_text(common_torrc(authorities, cookie_auth=backend.local))
     (conf / conf_file("authority")).write_text(
         authority_torrc(plan, keys, variant, backend.voting_interval)
     )
-    for role, text in ROLE_TORRC.items():
+    servers = [f"{s.ip}:{server_port}" for s in plan.with_role("server")]
+    narrow = backend.local
+    for role, text in role_torrc(servers if narrow else None, [server_port]).items():
         (conf / conf_file(role)).write_text(text)
 
 
@@ -122,7 +127,9 @@ def _write_host(
         write_graphml(MODELS[workload.model].build(workload.params, endpoint), home / CLIENT_GRAPH)
     (home / "torrc-defaults").write_text(host_defaults(host))
     (home / "torrc").write_text(
-        host_torrc(host, ports, variant, backend.socks_bind(host), sections)
+        host_torrc(
+            host, ports, variant, backend.socks_bind(host), sections, bind_exit=backend.local
+        )
     )
     if host.is_relay:
         install_keys(keys[host.name], home)
@@ -219,7 +226,15 @@ def generate_run(
     programs = tools.for_variant(variant)
     v3bw_time = int(time.time()) if backend.local else SHADOW_EPOCH + 1
     try:
-        _write_conf(work / "conf", plan, keys, variant, ports, backend)
+        _write_conf(
+            work / "conf",
+            plan,
+            keys,
+            variant,
+            ports,
+            backend,
+            backend.server_port(spec.network.servers.port),
+        )
         hosts_dir = work / SHADOW_TEMPLATE / "hosts"
         for host in plan.hosts:
             _write_host(

@@ -66,13 +66,14 @@ def runs_at_once(backend: Backend, jobs: int | None = None) -> int:
 def resolve_tools(spec: Spec | None = None, backend: Backend = SHADOW) -> Tools:
     """The programs on this machine; the patched tor too if ``spec`` uses it.
 
-    Shadow needs tgen and oniontrace; the local backend uses them when they
-    are present and its built-in stand-ins when not."""
+    Shadow needs tgen and oniontrace; the local backend uses tgen when it is
+    present and its built-in driver when not, and always its own event logger
+    (local control ports need a cookie that oniontrace cannot send)."""
     found = require(
         GENERATION_PROGRAMS if backend.local else (*GENERATION_PROGRAMS, *SIMULATION_PROGRAMS)
     )
-    if backend.local:
-        found |= {n: f for n in ("tgen", "oniontrace") if (f := find(n)).ok}
+    if backend.local and (tgen := find("tgen")).ok:
+        found["tgen"] = tgen
     paths = {name: f.path for name, f in found.items() if f.path}
     versions = {name: f.version for name, f in found.items()}
     if spec is not None and any(v.tor == "patched" for v in spec.variants):

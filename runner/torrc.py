@@ -29,7 +29,14 @@ def conf_file(role: str) -> str:
     return f"tor.{role}.torrc"
 
 
-def common_torrc(authorities: list[tuple[Host, HostKeys, Ports]], geoip: bool = False) -> str:
+CONTROL_COOKIE = "control_auth_cookie"  # in each host's directory, with cookie auth
+
+
+def common_torrc(
+    authorities: list[tuple[Host, HostKeys, Ports]], geoip: bool = False, cookie_auth: bool = False
+) -> str:
+    """Settings of every tor. ``cookie_auth``: control ports take only a
+    controller that reads the host's cookie file (hosts sharing a machine)."""
     lines = [
         f"DirAuthority {h.name} orport={p.or_port} no-v2 v3ident={k.v3ident} "
         f"{h.ip}:{p.dir_port} {k.fingerprint}"
@@ -67,6 +74,7 @@ def common_torrc(authorities: list[tuple[Host, HostKeys, Ports]], geoip: bool = 
         "GeoIPFile" if not geoip else "",
         "GeoIPv6File",
         "ProtocolWarnings 1",
+        "CookieAuthentication 1" if cookie_auth else "",
     ]
     return "\n".join(line for line in lines if line) + "\n"
 
@@ -99,6 +107,33 @@ def authority_torrc(
         params = " ".join(f"{k}={v}" for k, v in sorted(variant.consensus.items()))
         lines.append(f"ConsensusParams {params}")
     return "\n".join(lines) + "\n"
+
+
+def role_torrc(
+    servers: list[str] | None = None, server_ports: list[int] | None = None
+) -> dict[str, str]:
+    """Each role's settings. Exits accept every address when ``servers`` is
+    None (a simulated network reaches nothing beyond itself), else only the
+    network's own servers (``address:port``), for hosts sharing a real machine.
+
+    Clients choose exits by microdescriptor, which keeps only the ports a
+    policy accepts for every address; a policy naming the servers alone would
+    read "reject 1-65535" there and no client would use the exit. So after the
+    servers come: every private and local address rejected, then the servers'
+    ports for the remaining (public) addresses, which the exit can never
+    reach, since its outbound connections are bound to its own loopback
+    address (``OutboundBindAddressExit``, in its torrc) and Linux does not
+    route a loopback source off the machine. Authorities vote the Exit flag
+    (TestingDirAuthVoteExit), so the policy changes no flag or weight."""
+    if servers is None:
+        return ROLE_TORRC
+    lines = ["ExitPolicyRejectLocalInterfaces 1"]
+    lines += [f"ExitPolicy accept {s}" for s in servers]
+    lines += ["ExitPolicy reject private:*"]
+    lines += [f"ExitPolicy accept *:{p}" for p in sorted(set(server_ports or ()))]
+    lines += ['ExitPolicy "reject *:*"']
+    policy = "\n".join(lines) + "\n"
+    return ROLE_TORRC | {"exitguard": policy, "exit": policy}
 
 
 ROLE_TORRC = {
@@ -155,13 +190,16 @@ def host_torrc(
     variant: Variant,
     socks_bind: str = "127.0.0.1",
     sections: list[str] | None = None,
+    bind_exit: bool = False,
 ) -> str:
     """A host's own torrc: identity, ports, bandwidth, then the variant's lines.
 
     ``socks_bind`` is where a client's SOCKS port listens (its own loopback
     under Shadow; its own address when hosts share a machine). The control
     port is always on 127.0.0.1, where oniontrace connects. ``sections``
-    are the variant's sections for this host (default: all its roles')."""
+    are the variant's sections for this host (default: all its roles').
+    ``bind_exit``: an exit's outbound connections leave from its own
+    (loopback) address, so they cannot leave the machine (see role_torrc)."""
     address = host.ip
     lines = [f"# {host.name}: role {host.role}, class {host.cls}, variant {variant.name}"]
     if host.is_relay:
@@ -184,6 +222,8 @@ def host_torrc(
             ]
         else:
             lines += [f"BandwidthRate {rate} bytes", f"BandwidthBurst {rate} bytes"]
+        if bind_exit and host.role in ("exit", "exitguard"):
+            lines.append(f"OutboundBindAddressExit {address}")
     if host.role == "client":
         lines.append(f"SocksPort {socks_bind}:{ports.socks_port}")
     lines.append(f"ControlPort 127.0.0.1:{ports.control_port}")

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from runner.backends import LOCAL
 from runner.manifest import read_manifest
+from runner.spec import load_spec
 from tests.conftest import ROOT, needs_tor
 
 pytestmark = needs_tor
@@ -135,7 +137,6 @@ def test_a_local_run_completes_and_a_rerun_finishes_what_is_missing(
 
 
 def test_the_default_backend_is_local_without_shadow(monkeypatch: pytest.MonkeyPatch) -> None:
-    from runner.backends import LOCAL
     from runner.run import default_backend
 
     monkeypatch.setenv("PATH", "/usr/sbin:/usr/bin:/bin")
@@ -158,3 +159,97 @@ def test_oniontrace_waits_for_tors_control_port() -> None:
     listener.listen()
     wait_for_port(port, 5.0, lambda: None)
     listener.close()
+
+
+def _socks5_connect(proxy: tuple[str, int], host: str, port: int) -> int:
+    """SOCKS5 CONNECT through ``proxy``; tor's reply code (0: connected)."""
+    with socket.create_connection(proxy, timeout=150) as sock:
+        sock.sendall(b"\x05\x01\x00")
+        assert sock.recv(2) == b"\x05\x00"
+        sock.sendall(b"\x05\x01\x00\x01" + socket.inet_aton(host) + port.to_bytes(2, "big"))
+        return sock.recv(10)[1]
+
+
+def _first_reply(port: int, *commands: bytes) -> list[str]:
+    """tor's first reply line to each command on its control port."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        reader = sock.makefile("rb")
+        replies = []
+        for command in commands:
+            sock.sendall(command + b"\r\n")
+            replies.append(reader.readline().decode().strip())
+            if replies[-1][:1] in ("4", "5"):
+                break
+        return replies
+
+
+def _ports(home: Path) -> tuple[tuple[str, int], int]:
+    """A client's SOCKS address and control port, from its torrc."""
+    torrc = (home / "torrc").read_text().splitlines()
+    socks = next(ln for ln in torrc if ln.startswith("SocksPort ")).split()[1]
+    host, port = socks.rsplit(":", 1)
+    control = int(next(ln for ln in torrc if ln.startswith("ControlPort")).split(":")[1])
+    return (host, int(port)), control
+
+
+def _text(home: Path, program: str) -> str:
+    return "".join(p.read_text() for p in home.glob(f"{program}.*.stdout"))
+
+
+def test_a_local_network_stays_on_the_machine(ci_small_text: str, tmp_path: Path) -> None:
+    """Exits reach only the network's servers; control ports need the cookie."""
+    spec = _spec(ci_small_text, tmp_path, "10 min")
+    results = tmp_path / "results"
+    run = results / "ci-small-local" / "conflux-on" / "seed-1"
+    runner = _runner(spec, results)
+    try:
+        hosts = run / "shadow.data" / "hosts"
+        deadline = time.monotonic() + 240
+        # Traffic starts once every client bootstrapped: then the network is up.
+        while not list(hosts.glob("perfclient*/tgen.*.stdout")):
+            assert runner.poll() is None, runner.communicate()[0]
+            assert time.monotonic() < deadline, "the network did not bootstrap"
+            time.sleep(1)
+
+        port = LOCAL.server_port(load_spec(spec).network.servers.port)
+        policy = (run / "conf" / "tor.exit.torrc").read_text().splitlines()
+        assert policy[:3] == [
+            "ExitPolicyRejectLocalInterfaces 1",
+            f"ExitPolicy accept 127.103.0.1:{port}",
+            "ExitPolicy reject private:*",
+        ]
+        assert policy[-1] == 'ExitPolicy "reject *:*"'
+        exit_torrc = (hosts / "relay1exit" / "torrc").read_text()
+        assert "OutboundBindAddressExit 127.101.0.1" in exit_torrc
+        assert "CookieAuthentication 1" in (run / "conf" / "tor.common.torrc").read_text()
+
+        client = hosts / "perfclient1exit"
+        proxy, control = _ports(client)
+        # Control ports: nothing without the cookie, oniontrace's password included.
+        assert _first_reply(control, b"GETINFO version")[0].startswith("514")
+        assert _first_reply(control, b'AUTHENTICATE "password"')[0].startswith("515")
+        cookie = (client / "control_auth_cookie").read_bytes().hex().encode()
+        replies = _first_reply(control, b"AUTHENTICATE " + cookie, b"GETINFO version")
+        assert replies[0] == "250 OK" and replies[1].startswith("250-version=")
+
+        # A loopback address outside the network, listening on the server's
+        # port: the client asks an exit, the exit refuses, nothing connects.
+        outside = socket.socket()
+        outside.bind(("127.0.0.2", port))
+        outside.listen()
+        outside.settimeout(0.5)
+        assert _socks5_connect(proxy, "127.0.0.2", port) != 0
+        with pytest.raises(TimeoutError):
+            outside.accept()
+        outside.close()
+        events = [
+            ln for ln in _text(client, "oniontrace").splitlines() if f"127.0.0.2:{port}" in ln
+        ]
+        assert any("REMOTE_REASON=EXITPOLICY" in ln for ln in events), events
+        # The network's own server, through the same client, is reachable.
+        assert _socks5_connect(proxy, "127.103.0.1", port) == 0
+        assert "[stream-success]" in _text(client, "tgen")
+    finally:
+        runner.send_signal(signal.SIGTERM)
+        runner.wait(timeout=60)
+    _assert_all_gone(results)

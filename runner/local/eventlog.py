@@ -1,10 +1,13 @@
 """Log tor's control-port events as oniontrace does (for when it is absent).
 
-    python -m runner.local.eventlog --port 29051 --events CIRC,CIRC_MINOR,STREAM,BW
+    python -m runner.local.eventlog --port 29051 --cookie control_auth_cookie \
+        --events CIRC,CIRC_MINOR,STREAM,BW
 
 Each asynchronous event becomes one line on stdout,
 ``<date> <time> <unix time> [message] [eventlog] Logger: 650 ...``, the form
-the collector parses from oniontrace's logs.
+the collector parses from oniontrace's logs. It authenticates with tor's
+control cookie: local tors take no controller that cannot read it (oniontrace
+only sends a fixed password, so it is not used on the local backend).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import signal
 import socket
 import sys
 import time
+from pathlib import Path
 
 
 def _stamp() -> str:
@@ -31,17 +35,34 @@ def _connect(port: int, deadline: float) -> socket.socket:
             time.sleep(0.2)
 
 
+def _cookie(path: Path, deadline: float) -> bytes:
+    """tor writes its cookie as it opens the control port; wait for all 32 bytes."""
+    while True:
+        try:
+            data = path.read_bytes()
+            if len(data) == 32:
+                return data
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise SystemExit(f"eventlog: no control cookie at {path}")
+        time.sleep(0.2)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="runner.local.eventlog")
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--cookie", type=Path, required=True, help="tor's control_auth_cookie")
     parser.add_argument("--events", default="BW")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     out = sys.stdout
-    sock = _connect(args.port, time.monotonic() + 60)
+    deadline = time.monotonic() + 60
+    sock = _connect(args.port, deadline)
+    cookie = _cookie(args.cookie, deadline)
     sock.settimeout(None)
     reader = sock.makefile("r", encoding="ascii", errors="replace", newline="\r\n")
-    sock.sendall(b"AUTHENTICATE\r\n")
+    sock.sendall(b"AUTHENTICATE " + cookie.hex().encode() + b"\r\n")
     sock.sendall(f"SETEVENTS {args.events.replace(',', ' ')}\r\n".encode())
     print(
         f"{_stamp()} [message] [eventlog] Logging events {args.events} from port {args.port}",

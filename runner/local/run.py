@@ -24,6 +24,7 @@ from runner.errors import RunError
 from runner.generate import PROCESSES
 from runner.local.procs import ProcessSet
 from runner.shadow_config import SHADOW_DATA, SHADOW_TEMPLATE
+from runner.torrc import CONTROL_COOKIE
 
 BOOTSTRAP_TIMEOUT = 300.0
 SETTLE = 10.0  # after bootstrap: prebuilt circuits and conflux sets link
@@ -34,14 +35,19 @@ cancel = threading.Event()
 
 
 def _command(
-    program: str, args: list[str], host: str, info: dict[str, Any], programs: dict[str, str]
+    program: str,
+    args: list[str],
+    host: str,
+    info: dict[str, Any],
+    programs: dict[str, str],
+    home: Path,
 ) -> tuple[list[str], dict[str, str] | None]:
     """The command line of one process, with the built-in stand-ins where needed."""
     if program == "tor":
         return [programs["tor"], *args], None
     if program == "oniontrace":
-        if "oniontrace" in programs:
-            return [programs["oniontrace"], *args], None
+        # Local control ports need the host's cookie, which oniontrace cannot
+        # send (it sends a fixed password): the built-in event logger stands in.
         opts = _options(args)
         return [
             sys.executable,
@@ -49,6 +55,8 @@ def _command(
             "runner.local.eventlog",
             "--port",
             opts["TorControlPort"],
+            "--cookie",
+            str(home / CONTROL_COOKIE),
             "--events",
             opts.get("Events", "BW"),
         ], None
@@ -126,7 +134,12 @@ class _Starter:
         self.counters[host] = number + 1
         home = self.data / "hosts" / host
         cmd, env = _command(
-            entry["program"], entry["args"], host, self.manifest["hosts"][host], self.programs
+            entry["program"],
+            entry["args"],
+            host,
+            self.manifest["hosts"][host],
+            self.programs,
+            home,
         )
         stem = f"{entry['program']}.{number}"
         self.procs.start(
