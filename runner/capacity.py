@@ -11,17 +11,23 @@ process"); ``--force`` runs anyway.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from runner.backends import Backend
 from runner.errors import RunError
 from runner.mixing import variant_plan
+from runner.plan import Host
 from runner.spec import Spec
 
-# Measured peak resident memory per process (bench/results.md), rounded up.
-TOR_MIB = 64
-HELPER_MIB = 16  # tgen, oniontrace or their stand-ins
+# Peak resident memory per process, measured on ci-small (bench/results.md,
+# "Memory per process") and rounded up: a tor by role, a helper (tgen,
+# oniontrace, or the local stand-ins: the Python driver is the largest), and
+# Shadow itself per simulation.
+TOR_MIB = {"authority": 64, "relay": 96, "client": 24}
+HELPER_MIB = {"shadow": 16, "local": 48}
+SHADOW_MIB = 256
 # Default ceilings of hosts per run; TORNET_MAX_HOSTS or --max-hosts change them.
 MAX_HOSTS = {"shadow": 5000, "local": 200}
 MEMORY_SHARE = 0.9  # of this machine's memory that runs may take
@@ -34,26 +40,41 @@ class TooLarge(RunError):
 @dataclass(frozen=True)
 class Size:
     hosts: int  # in the largest run
-    tors: int
+    tors: dict[str, int]  # tor processes by role (authority, relay, client)
     helpers: int
     runs_at_once: int
+    backend: str
+
+    @property
+    def run_mib(self) -> int:
+        tors = sum(TOR_MIB[role] * n for role, n in self.tors.items())
+        own = SHADOW_MIB if self.backend == "shadow" else 0
+        return tors + self.helpers * HELPER_MIB[self.backend] + own
 
     @property
     def memory_mib(self) -> int:
-        per_run = self.tors * TOR_MIB + self.helpers * HELPER_MIB
-        return per_run * self.runs_at_once
+        return self.run_mib * self.runs_at_once
 
 
-def experiment_size(spec: Spec, runs_at_once: int) -> Size:
+def _tor_role(host: Host) -> str:
+    if host.role == "authority":
+        return "authority"
+    return "relay" if host.is_relay else "client"
+
+
+def experiment_size(spec: Spec, backend: Backend, runs_at_once: int) -> Size:
     """The largest run of ``spec`` (over its variants, on its first seed)."""
-    largest = (0, 0, 0)
+    largest: Size | None = None
     for variant in spec.variants:
         hosts = variant_plan(spec, variant, spec.seeds[0]).hosts
-        tors = sum(h.runs_tor for h in hosts)
+        tors = Counter(_tor_role(h) for h in hosts if h.runs_tor)
         # oniontrace per tor host, a tgen per client and server.
-        helpers = tors + sum(h.role in ("client", "server") for h in hosts)
-        largest = max(largest, (len(hosts), tors, helpers))
-    return Size(*largest, runs_at_once=runs_at_once)
+        helpers = sum(tors.values()) + sum(h.role in ("client", "server") for h in hosts)
+        size = Size(len(hosts), dict(tors), helpers, runs_at_once, backend.name)
+        if largest is None or size.run_mib > largest.run_mib:
+            largest = size
+    assert largest is not None  # a spec has at least one variant
+    return largest
 
 
 def machine_memory_mib(meminfo: Path = Path("/proc/meminfo")) -> int | None:
@@ -86,7 +107,7 @@ def check_capacity(
     memory_mib: int | None = None,
 ) -> Size:
     """Stop with a clear error if ``spec`` cannot run here; return its size."""
-    size = experiment_size(spec, runs_at_once)
+    size = experiment_size(spec, backend, runs_at_once)
     ceiling = host_ceiling(backend, max_hosts)
     problems = []
     if size.hosts > ceiling:
@@ -99,8 +120,8 @@ def check_capacity(
         problems.append(
             f"{runs_at_once} run{'s' if runs_at_once > 1 else ''} at once "
             f"need{'' if runs_at_once > 1 else 's'} about {size.memory_mib / 1024:.1f} GiB "
-            f"({size.tors} tor processes at {TOR_MIB} MiB and {size.helpers} others at "
-            f"{HELPER_MIB} MiB per run), more than {MEMORY_SHARE:.0%} of this machine's "
+            f"({size.run_mib / 1024:.1f} GiB a run: {sum(size.tors.values())} tor processes, "
+            f"{size.helpers} helpers), more than {MEMORY_SHARE:.0%} of this machine's "
             f"{memory / 1024:.1f} GiB (try fewer --jobs)"
         )
     if problems:

@@ -3,37 +3,38 @@
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from runner.backends import BACKENDS, Backend
-from runner.capacity import check_capacity
-from runner.collect import collect
 from runner.errors import PrerequisiteError, RunError, SpecError
-from runner.layout import Layout
-from runner.lock import experiment_lock
-from runner.manifest import write_json_atomic
-from runner.prereqs import report as prereq_report
-from runner.regress import (
-    LOCAL_ABSOLUTE_SLACK_S,
-    LOCAL_FACTOR_BAND,
-    check_against,
-    make_baseline,
-)
-from runner.report import write_report
-from runner.run import default_backend, resolve_tools, run_experiment, runs_at_once
-from runner.spec import Spec, load_spec
-from runner.tables import read_transfers
+from runner.lock import check_not_busy, experiment_lock
+
+# The heavy modules (numpy, scipy, matplotlib, networkx) are imported by the
+# commands that use them, so that a second runner on a busy experiment, or on
+# a machine kept busy by Shadow, is told at once.
+if TYPE_CHECKING:
+    from runner.backends import Backend
+    from runner.layout import Layout
+    from runner.spec import Spec
+
+BACKEND_NAMES = ("local", "shadow")  # runner.backends.BACKENDS; a test keeps them equal
 
 
 def _layout(spec: Spec, args: argparse.Namespace) -> Layout:
     """Runs of each backend land apart: results/<exp>/ and results/<exp>-local/."""
+    from runner.layout import Layout
+
     suffix = "-local" if _backend(args).local else ""
     return Layout(Path(args.results).resolve(), spec.name + suffix)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from runner.prereqs import report as prereq_report
+
     table, ok = prereq_report()
     print(table)
     if not ok:
@@ -42,6 +43,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from runner.spec import load_spec
+
     spec = load_spec(Path(args.spec))
     runs = len(spec.variants) * len(spec.seeds)
     print(
@@ -51,10 +54,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _backend(args: argparse.Namespace) -> Backend:
+    from runner.backends import BACKENDS
+    from runner.run import default_backend
+
     return BACKENDS[args.backend] if getattr(args, "backend", None) else default_backend()
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from runner.run import run_experiment
+    from runner.spec import load_spec
+
     spec = load_spec(Path(args.spec))
     outcomes = run_experiment(
         spec, _layout(spec, args), sys.argv, jobs=args.jobs, backend=_backend(args)
@@ -67,6 +76,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
+    from runner.collect import collect
+    from runner.spec import load_spec
+
     spec = load_spec(Path(args.spec))
     layout = _layout(spec, args)
     result = collect(spec, layout)
@@ -78,6 +90,9 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    from runner.report import write_report
+    from runner.spec import load_spec
+
     spec = load_spec(Path(args.spec))
     result = write_report(spec, _layout(spec, args))
     print(f"report: {result.path}")
@@ -95,6 +110,17 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
 
 def cmd_regress(args: argparse.Namespace) -> int:
+    from runner.manifest import write_json_atomic
+    from runner.regress import (
+        LOCAL_ABSOLUTE_SLACK_S,
+        LOCAL_FACTOR_BAND,
+        check_against,
+        make_baseline,
+    )
+    from runner.run import resolve_tools
+    from runner.spec import load_spec
+    from runner.tables import read_transfers
+
     spec = load_spec(Path(args.spec))
     layout = _layout(spec, args)
     if not args.skip_run:
@@ -143,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--results", default="results", help="results root (default: results)")
         p.add_argument(
             "--backend",
-            choices=sorted(BACKENDS),
+            choices=BACKEND_NAMES,
             default=None,
             help="shadow, or local (real processes on this machine); default: shadow if "
             "installed, else local",
@@ -190,12 +216,37 @@ def build_parser() -> argparse.ArgumentParser:
 WRITERS = ("run", "experiment", "regress", "collect", "compare")
 
 
+def _early_experiment_dir(args: argparse.Namespace) -> Path | None:
+    """results/<name>[-local] from the spec's ``name`` alone, without loading
+    the spec or the modules that check it; None if that name is not plain."""
+    import yaml
+
+    try:
+        name = yaml.safe_load(Path(args.spec).read_text()).get("name")
+    except (OSError, yaml.YAMLError, AttributeError):
+        return None
+    if not isinstance(name, str) or not name:
+        return None
+    if args.backend:
+        local = args.backend == "local"
+    else:  # as default_backend decides, without running shadow for its version
+        local = not (os.environ.get("TORNET_SHADOW") or shutil.which("shadow"))
+    return Path(args.results).resolve() / (name + ("-local" if local else ""))
+
+
 def _dispatch(args: argparse.Namespace) -> int:
-    """Check the size (before anything is written), take the experiment's
-    lock, then run the command."""
+    """Stop at once if another runner holds the experiment; check the size
+    (before anything is written); take the experiment's lock; run."""
     if args.command not in WRITERS:
         code: int = args.func(args)
         return code
+    early = _early_experiment_dir(args)
+    if early is not None:
+        check_not_busy(early)
+    from runner.capacity import check_capacity
+    from runner.run import runs_at_once
+    from runner.spec import load_spec
+
     spec = load_spec(Path(args.spec))
     if getattr(args, "runs", False) and not args.force and not getattr(args, "skip_run", False):
         backend = _backend(args)

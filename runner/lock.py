@@ -24,6 +24,31 @@ class ExperimentBusy(RunError):
     """Another process holds the experiment's lock."""
 
 
+def _busy(fd: int, experiment_dir: Path) -> ExperimentBusy:
+    holder = os.pread(fd, 4096, 0).decode(errors="replace").strip() or "unknown"
+    return ExperimentBusy(
+        f"{experiment_dir} is in use by another runner ({holder}); "
+        "wait for it to finish or stop it, then run again"
+    )
+
+
+def check_not_busy(experiment_dir: Path) -> None:
+    """Stop at once if another process holds the lock; create nothing.
+
+    Cheap, so a runner can ask before its heavy imports; taking the lock
+    (``experiment_lock``) still decides."""
+    try:
+        fd = os.open(experiment_dir / LOCK_FILE, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise _busy(fd, experiment_dir) from None
+    finally:
+        os.close(fd)
+
+
 @contextmanager
 def experiment_lock(experiment_dir: Path, command: list[str]) -> Iterator[None]:
     """Hold the experiment's lock for the block, or stop at once, touching
@@ -35,11 +60,7 @@ def experiment_lock(experiment_dir: Path, command: list[str]) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 4096, 0).decode(errors="replace").strip() or "unknown"
-            raise ExperimentBusy(
-                f"{experiment_dir} is in use by another runner ({holder}); "
-                "wait for it to finish or stop it, then run again"
-            ) from None
+            raise _busy(fd, experiment_dir) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()}: {shlex.join(command)}\n".encode(), 0)
         try:

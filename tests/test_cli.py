@@ -98,7 +98,7 @@ def test_an_experiment_too_large_for_the_machine_stops_before_writing(tmp_path: 
     with pytest.raises(TooLarge, match=r"1 run at once needs about .* GiB .*try fewer --jobs"):
         check_capacity(tortoise, SHADOW, runs_at_once=1, memory_mib=24 * 1024)
     size = check_capacity(tortoise, SHADOW, runs_at_once=1, memory_mib=128 * 1024)
-    assert size.hosts > 900 and size.tors > 900
+    assert size.hosts > 900 and size.tors["client"] > 900 and size.tors["authority"] == 3
     small = load_spec(ROOT / "configs" / "ci-small.yaml")
     assert check_capacity(small, LOCAL, runs_at_once=1, memory_mib=2048).hosts == 12
     with pytest.raises(TooLarge, match="a run has 12 hosts, more than the local backend's ceiling"):
@@ -112,3 +112,10 @@ def test_an_experiment_too_large_for_the_machine_stops_before_writing(tmp_path: 
     assert proc.returncode == 1
     assert "too large for this machine" in proc.stderr and "--force" in proc.stderr
     assert not results.exists()
+
+
+def test_the_command_line_names_every_backend() -> None:
+    from runner.backends import BACKENDS
+    from runner.cli import BACKEND_NAMES
+
+    assert sorted(BACKEND_NAMES) == sorted(BACKENDS)
