@@ -58,7 +58,8 @@ class LogDamage:
         if self.empty:
             return f"{self.log}: empty"
         lost = f", {self.lost} of them records" if self.lost else ""
-        return f"{self.log}: {self.skipped} damaged lines skipped{lost}"
+        lines = "line" if self.skipped == 1 else "lines"
+        return f"{self.log}: {self.skipped} damaged {lines} skipped{lost}"
 
 
 def clean_lines(path: Path, damage: LogDamage) -> Iterator[str]:

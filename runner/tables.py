@@ -229,7 +229,8 @@ class LogDamageRow:
         if self.empty:
             return f"{where}: log empty"
         return (
-            f"{where}: {self.skipped_lines} damaged lines skipped, "
+            f"{where}: {self.skipped_lines} damaged line{'' if self.skipped_lines == 1 else 's'} "
+            "skipped, "
             f"{self.lost_records} of them records ({self.examples})"
         )
 
