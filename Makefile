@@ -59,10 +59,10 @@ regress-local:
 	$(MAKE) regress BACKEND=local
 
 tor:
-	$(PY) -m runner.torbuild build $(if $(JOBS),--jobs $(JOBS),)
+	$(PY) -m runner.tools.torbuild build $(if $(JOBS),--jobs $(JOBS),)
 
 tor-test: tor
-	$(PY) -m runner.torbuild test
+	$(PY) -m runner.tools.torbuild test
 
 experiment:
 	$(PY) -m runner experiment configs/$(EXP).yaml --results $(RESULTS) $(JOBS_ARG)
@@ -76,7 +76,7 @@ baseline:
 		--baseline $(BASELINE) --write
 
 bench:
-	$(PY) -m runner.bench configs/$(EXP).yaml --out bench/results.md $(if $(BACKEND),--backend $(BACKEND),)
+	$(PY) -m runner.tools.bench configs/$(EXP).yaml --out bench/results.md $(if $(BACKEND),--backend $(BACKEND),)
 
 clean:
 	rm -rf $(RESULTS)/ci-small

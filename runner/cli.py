@@ -11,17 +11,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner.errors import PrerequisiteError, RunError, SpecError
-from runner.lock import check_not_busy, experiment_lock
+from runner.execute.lock import check_not_busy, experiment_lock
 
 # The heavy modules (numpy, scipy, matplotlib, networkx) are imported by the
 # commands that use them, so that a second runner on a busy experiment, or on
 # a machine kept busy by Shadow, is told at once.
 if TYPE_CHECKING:
-    from runner.backends import Backend
     from runner.layout import Layout
-    from runner.spec import Spec
+    from runner.network.backends import Backend
+    from runner.spec.model import Spec
 
-BACKEND_NAMES = ("local", "shadow")  # runner.backends.BACKENDS; a test keeps them equal
+BACKEND_NAMES = ("local", "shadow")  # runner.network.backends.BACKENDS; a test keeps them equal
 
 
 def _layout(spec: Spec, args: argparse.Namespace) -> Layout:
@@ -33,7 +33,7 @@ def _layout(spec: Spec, args: argparse.Namespace) -> Layout:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from runner.prereqs import report as prereq_report
+    from runner.tools.prereqs import report as prereq_report
 
     table, ok = prereq_report()
     print(table)
@@ -43,7 +43,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from runner.spec import load_spec
+    from runner.spec.model import load_spec
 
     spec = load_spec(Path(args.spec))
     runs = len(spec.variants) * len(spec.seeds)
@@ -54,15 +54,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _backend(args: argparse.Namespace) -> Backend:
-    from runner.backends import BACKENDS
-    from runner.run import default_backend
+    from runner.execute.run import default_backend
+    from runner.network.backends import BACKENDS
 
     return BACKENDS[args.backend] if getattr(args, "backend", None) else default_backend()
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from runner.run import run_experiment
-    from runner.spec import load_spec
+    from runner.execute.run import run_experiment
+    from runner.spec.model import load_spec
 
     spec = load_spec(Path(args.spec))
     outcomes = run_experiment(
@@ -76,8 +76,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
-    from runner.collect import collect
-    from runner.spec import load_spec
+    from runner.spec.model import load_spec
+    from runner.tables.collect import collect
 
     spec = load_spec(Path(args.spec))
     layout = _layout(spec, args)
@@ -90,8 +90,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from runner.report import write_report
-    from runner.spec import load_spec
+    from runner.report.assemble import write_report
+    from runner.spec.model import load_spec
 
     spec = load_spec(Path(args.spec))
     result = write_report(spec, _layout(spec, args))
@@ -110,16 +110,16 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
 
 def cmd_regress(args: argparse.Namespace) -> int:
-    from runner.manifest import write_json_atomic
-    from runner.regress import (
+    from runner.execute.manifest import write_json_atomic
+    from runner.execute.run import resolve_tools
+    from runner.spec.model import load_spec
+    from runner.tables.rows import read_transfers
+    from runner.tools.regress import (
         LOCAL_ABSOLUTE_SLACK_S,
         LOCAL_FACTOR_BAND,
         check_against,
         make_baseline,
     )
-    from runner.run import resolve_tools
-    from runner.spec import load_spec
-    from runner.tables import read_transfers
 
     spec = load_spec(Path(args.spec))
     layout = _layout(spec, args)
@@ -243,9 +243,9 @@ def _dispatch(args: argparse.Namespace) -> int:
     early = _early_experiment_dir(args)
     if early is not None:
         check_not_busy(early)
-    from runner.capacity import check_capacity
-    from runner.run import runs_at_once
-    from runner.spec import load_spec
+    from runner.execute.run import runs_at_once
+    from runner.network.capacity import check_capacity
+    from runner.spec.model import load_spec
 
     spec = load_spec(Path(args.spec))
     if getattr(args, "runs", False) and not args.force and not getattr(args, "skip_run", False):

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from runner.prereqs import find
+from runner.tools.prereqs import find
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -73,7 +73,7 @@ def gunzip_fixture(path: Path, dest: Path) -> Path:
 
 def _patched_tor_problem() -> str:
     from runner.errors import PrerequisiteError
-    from runner.torbuild import patched_tor
+    from runner.tools.torbuild import patched_tor
 
     try:
         patched_tor()

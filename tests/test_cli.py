@@ -49,7 +49,8 @@ def test_validate_ok() -> None:
 def _holder(experiment_dir: Path) -> subprocess.Popen[str]:
     """Another runner: a process that holds the experiment's lock until killed."""
     code = (
-        "import sys, time; from pathlib import Path; from runner.lock import experiment_lock\n"
+        "import time; from pathlib import Path\n"
+        "from runner.execute.lock import experiment_lock\n"
         f"with experiment_lock(Path({str(experiment_dir)!r}), ['runner', 'experiment', 'x']):\n"
         "    print('locked', flush=True); time.sleep(600)\n"
     )
@@ -83,16 +84,16 @@ def test_a_second_runner_stops_at_once_and_touches_nothing(tmp_path: Path) -> No
         holder.kill()
         holder.wait()
     # The kernel dropped the killed holder's lock: the next runner gets it.
-    from runner.lock import experiment_lock
+    from runner.execute.lock import experiment_lock
 
     with experiment_lock(experiment, ["next"]):
         assert (experiment / ".lock").read_text().startswith(f"pid {os.getpid()}: next")
 
 
 def test_an_experiment_too_large_for_the_machine_stops_before_writing(tmp_path: Path) -> None:
-    from runner.backends import LOCAL, SHADOW
-    from runner.capacity import TooLarge, check_capacity
-    from runner.spec import load_spec
+    from runner.network.backends import LOCAL, SHADOW
+    from runner.network.capacity import TooLarge, check_capacity
+    from runner.spec.model import load_spec
 
     tortoise = load_spec(ROOT / "configs" / "tortoise.yaml")
     with pytest.raises(TooLarge, match=r"1 run at once needs about .* GiB .*try fewer --jobs"):
@@ -115,7 +116,7 @@ def test_an_experiment_too_large_for_the_machine_stops_before_writing(tmp_path: 
 
 
 def test_the_command_line_names_every_backend() -> None:
-    from runner.backends import BACKENDS
     from runner.cli import BACKEND_NAMES
+    from runner.network.backends import BACKENDS
 
     assert sorted(BACKEND_NAMES) == sorted(BACKENDS)

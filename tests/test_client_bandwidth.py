@@ -2,14 +2,14 @@
 
 import pytest
 
-from runner.client_bandwidth import (
+from runner.analyses.client_bandwidth import (
     ClientInfo,
     RelayLimit,
     group_means,
     limit_checks,
     per_client,
 )
-from runner.tables import CircuitRow, TransferRow
+from runner.tables.rows import CircuitRow, TransferRow
 
 KIB = 1024
 

@@ -2,16 +2,16 @@ import math
 
 import pytest
 
-from runner.compare import (
+from runner.analyses.transfers import (
     changes,
     completion_checks,
     conflux_leg_checks,
     summarize,
     transfers_per_size,
 )
-from runner.report import completion_failure
-from runner.stats import dkw_epsilon, mean_ci
-from runner.tables import CircuitRow, TransferRow
+from runner.report.assemble import completion_failure
+from runner.report.stats import dkw_epsilon, mean_ci
+from runner.tables.rows import CircuitRow, TransferRow
 
 
 def _row(

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.collect import HOP_FEEDBACK_COLUMNS, RunLogs, _write_csv, hop_feedback_rows
-from runner.congestion import (
+from runner.analyses.congestion import (
     FIXED,
     MARUT,
     VEGAS,
@@ -18,10 +17,11 @@ from runner.congestion import (
     scenario_of,
     window_of,
 )
-from runner.parse_hop_feedback import last_totals, parse_line
-from runner.shadow_config import SHADOW_DATA
-from runner.spec import Variant
-from runner.tables import HopFeedbackRow, TransferRow, read_hop_feedback
+from runner.logs.hop_feedback import last_totals, parse_line
+from runner.network.shadow_config import SHADOW_DATA
+from runner.spec.model import Variant
+from runner.tables.collect import HOP_FEEDBACK_COLUMNS, RunLogs, _write_csv, hop_feedback_rows
+from runner.tables.rows import HopFeedbackRow, TransferRow, read_hop_feedback
 from tests.conftest import FIXTURES
 
 

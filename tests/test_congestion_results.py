@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.congestion import (
+from runner.analyses.congestion import (
     MARUT,
     class_results,
     mechanism_failures,
@@ -17,9 +17,9 @@ from runner.congestion import (
     window_of,
 )
 from runner.layout import Layout
-from runner.report_congestion import congestion_sections
-from runner.spec import Spec, load_spec
-from runner.tables import HopFeedbackRow, TransferRow, read_hop_feedback, read_transfers
+from runner.report.congestion import congestion_sections
+from runner.spec.model import Spec, load_spec
+from runner.tables.rows import HopFeedbackRow, TransferRow, read_hop_feedback, read_transfers
 from tests.conftest import FIXTURES, ROOT, gunzip_fixture
 
 TABLES = FIXTURES / "congestion-small"

@@ -9,10 +9,10 @@ import pytest
 import yaml
 
 from runner.errors import RunError
-from runner.generate import Tools, generate_run
 from runner.layout import Layout, partial_path
-from runner.prereqs import find
-from runner.spec import load_spec
+from runner.network.generate import Tools, generate_run
+from runner.spec.model import load_spec
+from runner.tools.prereqs import find
 from tests.conftest import CI_SMALL, needs_tor
 
 
@@ -103,7 +103,7 @@ def test_a_relative_results_directory_works(
 
 @needs_tor
 def test_local_generation_uses_loopback_addresses_and_todays_clock(tmp_path: Path) -> None:
-    from runner.backends import LOCAL
+    from runner.network.backends import LOCAL
 
     spec = load_spec(CI_SMALL)
     run = generate_run(

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runner.backends import LOCAL
-from runner.manifest import read_manifest
-from runner.spec import load_spec
+from runner.execute.manifest import read_manifest
+from runner.network.backends import LOCAL
+from runner.spec.model import load_spec
 from tests.conftest import ROOT, needs_tor
 
 pytestmark = needs_tor
@@ -137,7 +137,7 @@ def test_a_local_run_completes_and_a_rerun_finishes_what_is_missing(
 
 
 def test_the_default_backend_is_local_without_shadow(monkeypatch: pytest.MonkeyPatch) -> None:
-    from runner.run import default_backend
+    from runner.execute.run import default_backend
 
     monkeypatch.setenv("PATH", "/usr/sbin:/usr/bin:/bin")
     monkeypatch.delenv("TORNET_SHADOW", raising=False)
@@ -146,7 +146,7 @@ def test_the_default_backend_is_local_without_shadow(monkeypatch: pytest.MonkeyP
 
 def test_oniontrace_waits_for_tors_control_port() -> None:
     from runner.errors import RunError
-    from runner.local.run import wait_for_port
+    from runner.execute.local.run import wait_for_port
 
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))

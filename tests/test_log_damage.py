@@ -9,12 +9,12 @@ from pathlib import Path
 
 import yaml
 
-from runner.collect import collect
 from runner.layout import Layout
-from runner.log_damage import LogDamage, clean_lines
-from runner.parse_tgen import RECORD_MARKERS, parse_lines
-from runner.report import write_report
-from runner.spec import parse_spec
+from runner.logs.damage import LogDamage, clean_lines
+from runner.logs.tgen import RECORD_MARKERS, parse_lines
+from runner.report.assemble import write_report
+from runner.spec.model import parse_spec
+from runner.tables.collect import collect
 from tests.conftest import CI_SMALL, FIXTURES
 
 TGEN = FIXTURES / "tgen-perfclient.stdout"

@@ -3,7 +3,7 @@ and the connection checks. Parsers read logs cut from a real mctor run."""
 
 import pytest
 
-from runner.mctor import (
+from runner.analyses.mctor import (
     Round,
     fairness_gaps,
     hop_checks,
@@ -13,10 +13,10 @@ from runner.mctor import (
     summarize,
     tukey_fences,
 )
-from runner.parse_mctor import parse_line, parse_lines, read_fingerprint
-from runner.parse_tgen import Transfer
-from runner.parse_tgen import parse_lines as parse_tgen
-from runner.tables import CircuitRow, PlacementRow, ServedRow, TransferRow
+from runner.logs.mctor import parse_line, parse_lines, read_fingerprint
+from runner.logs.tgen import Transfer
+from runner.logs.tgen import parse_lines as parse_tgen
+from runner.tables.rows import CircuitRow, PlacementRow, ServedRow, TransferRow
 from tests.conftest import FIXTURES
 from workloads.phases import Phase
 

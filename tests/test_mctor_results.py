@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from runner.mctor import fairness_gaps, hop_checks, rounds, stream_circuits
-from runner.report_mctor import class_phases, pinned_paths
-from runner.spec import Spec, load_spec
-from runner.tables import (
+from runner.analyses.mctor import fairness_gaps, hop_checks, rounds, stream_circuits
+from runner.report.mctor import class_phases, pinned_paths
+from runner.spec.model import Spec, load_spec
+from runner.tables.rows import (
     CircuitRow,
     PlacementRow,
     ServedRow,

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.parse_oniontrace import parse_lines as parse_oniontrace
-from runner.parse_tgen import parse_line, parse_lines
+from runner.logs.oniontrace import parse_lines as parse_oniontrace
+from runner.logs.tgen import parse_line, parse_lines
 from tests.conftest import FIXTURES
 
 SHADOW_EPOCH = 946684800
@@ -81,7 +81,7 @@ def test_oniontrace_counts_a_circuit_once(tmp_path: Path) -> None:
 
 
 def test_consensus_flags_and_unmeasured_weights() -> None:
-    from runner.parse_consensus import parse_consensus
+    from runner.logs.consensus import parse_consensus
 
     with (FIXTURES / "cached-consensus-1-authority").open() as lines:
         relays = {r.nickname: r for r in parse_consensus(lines)}

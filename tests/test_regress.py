@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.regress import check_against, make_baseline
-from runner.tables import TransferRow
+from runner.tables.rows import TransferRow
+from runner.tools.regress import check_against, make_baseline
 
 
 def _rows(scale: float) -> list[TransferRow]:

@@ -6,9 +6,9 @@ import networkx as nx
 import pytest
 
 from runner.errors import SpecError
-from runner.mixing import variant_plan
-from runner.params import Where, check_params
-from runner.spec import load_spec
+from runner.network.mixing import variant_plan
+from runner.spec.model import load_spec
+from runner.spec.params import Where, check_params
 from workloads.models import Endpoint, Rounds, phase_of_vertex, phase_vertex
 from workloads.phases import Phase, parse_phase
 from workloads.tgen import action_type, check_tgen_rules

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import yaml
 
-from runner.backends import SHADOW
-from runner.generate import Tools
+from runner.execute.manifest import read_manifest
+from runner.execute.run import run_experiment
 from runner.layout import Layout
-from runner.manifest import read_manifest
-from runner.prereqs import find
-from runner.run import run_experiment
-from runner.spec import parse_spec
+from runner.network.backends import SHADOW
+from runner.network.generate import Tools
+from runner.spec.model import parse_spec
+from runner.tools.prereqs import find
 from tests.conftest import needs_tor
 
 FAKE_SHADOW = """#!/bin/sh

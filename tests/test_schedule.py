@@ -1,8 +1,8 @@
 """Process schedules, and how Shadow is told to start and stop them."""
 
-from runner.plan import Host
-from runner.schedule import host_processes
-from runner.shadow_config import _process
+from runner.network.plan import Host
+from runner.network.schedule import host_processes
+from runner.network.shadow_config import _process
 
 CLIENT = Host("markovclient1exit", "client", "web", "100.2.0.1", 0, "r", 10**7, 10**7, "web")
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runner.collect import RunLogs, transfer_rows
-from runner.manifest import read_manifest
-from runner.run import resolve_tools
-from runner.simulate import run_shadow
+from runner.execute.manifest import read_manifest
+from runner.execute.run import resolve_tools
+from runner.execute.simulate import run_shadow
+from runner.tables.collect import RunLogs, transfer_rows
 from tests.conftest import ROOT, needs_shadow
 
 pytestmark = [pytest.mark.shadow, needs_shadow]

@@ -4,7 +4,7 @@ import pytest
 import yaml
 
 from runner.errors import SpecError
-from runner.spec import load_spec, parse_spec
+from runner.spec.model import load_spec, parse_spec
 from tests.conftest import CI_SMALL
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from runner.errors import PrerequisiteError
-from runner.torbuild import PATCH_DIR, build_dir, load_source, patched_tor
+from runner.tools.torbuild import PATCH_DIR, build_dir, load_source, patched_tor
 
 
 def _copy(tmp_path: Path) -> Path:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.client_bandwidth import (
+from runner.analyses.client_bandwidth import (
     ClientBandwidth,
     LimitCheck,
     RelayLimit,
@@ -19,8 +19,8 @@ from runner.client_bandwidth import (
     read_clients,
     read_relay_limits,
 )
-from runner.spec import load_spec
-from runner.tables import read_circuits, read_transfers
+from runner.spec.model import load_spec
+from runner.tables.rows import read_circuits, read_transfers
 from tests.conftest import FIXTURES, ROOT, gunzip_fixture
 
 TABLES = FIXTURES / "tortoise-small"

@@ -1,6 +1,6 @@
 import pytest
 
-from runner.units import (
+from runner.spec.units import (
     format_bandwidth_for_shadow,
     format_latency_for_shadow,
     format_time_for_tgen,

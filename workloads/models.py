@@ -15,8 +15,8 @@ from typing import Any
 
 import networkx as nx
 
-from runner.params import Param
-from runner.units import format_size_for_tgen, format_time_for_tgen
+from runner.spec.params import Param
+from runner.spec.units import format_size_for_tgen, format_time_for_tgen
 from workloads.phases import Phase
 
 # tgen's logs at "info" include the per-stream progress lines that

@@ -1,0 +1,303 @@
+"""MCTor's measurements: rounds of parallel streams, their completion times
+and throughputs with Tukey's fences, the fairness gap between two users of
+one path, and the connections and circuits that tor placed on that path.
+
+A round is one phase of the rounds workload (workloads.models.Rounds): its
+streams start together, and it completes when the last of their bytes has
+arrived, at the client for a download, at the server for an upload.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from runner.report.stats import Estimate, mean_ci
+from runner.tables.rows import CircuitRow, PlacementRow, ServedRow, TransferRow
+from workloads.models import phase_of_vertex
+from workloads.phases import Phase
+
+TUKEY_K = 1.5
+
+
+@dataclass(frozen=True)
+class Round:
+    variant: str
+    seed: int
+    host: str
+    phase: str
+    start: float
+    streams: int  # streams the phase starts
+    finished: int  # streams that finished (at both ends for an upload)
+    failed: int
+    completion: float | None  # seconds from the start to the last byte
+    payload: int  # bytes the phase moves
+
+    @property
+    def complete(self) -> bool:
+        return self.completion is not None
+
+    @property
+    def throughput_mbit(self) -> float | None:
+        if not self.completion:
+            return None
+        return self.payload * 8 / self.completion / 1e6
+
+
+def rounds(
+    transfers: Iterable[TransferRow],
+    served: Iterable[ServedRow],
+    phases_by_class: Mapping[str, tuple[Phase, ...]],
+) -> list[Round]:
+    """The rounds of every measured client whose class runs phases. A round
+    still running when the simulation stopped is left out; one with a failed
+    stream has no completion time."""
+    groups: dict[tuple[str, int, str, str, int, float], list[TransferRow]] = defaultdict(list)
+    for t in transfers:
+        index = phase_of_vertex(t.vertex)
+        if not t.measured or index is None or t.cls not in phases_by_class:
+            continue
+        groups[(t.variant, t.seed, t.host, t.cls, index, round(t.start, 3))].append(t)
+    by_peer: dict[tuple[str, int, str, int], list[ServedRow]] = defaultdict(list)
+    for s in served:
+        index = phase_of_vertex(s.vertex)
+        if index is not None:
+            by_peer[(s.variant, s.seed, s.peer, index)].append(s)
+    starts: dict[tuple[str, int, str, int], list[float]] = defaultdict(list)
+    for variant, seed, host, _cls, index, start in groups:
+        starts[(variant, seed, host, index)].append(start)
+    for values in starts.values():
+        values.sort()
+
+    result = []
+    for (variant, seed, host, cls, index, start), rows in sorted(groups.items()):
+        phase = phases_by_class[cls][index]
+        failed = sum(not r.success for r in rows)
+        ends = [r.end for r in rows if r.success and r.end is not None]
+        if phase.direction == "up":
+            # The server's record ends when the upload's last byte arrived.
+            following = [s for s in starts[(variant, seed, host, index)] if s > start]
+            until = following[0] if following else math.inf
+            at_server = [
+                s for s in by_peer[(variant, seed, host, index)] if start <= s.start < until
+            ]
+            failed += sum(not s.success for s in at_server)
+            ends = [s.end for s in at_server if s.success] if len(ends) == len(rows) else []
+        finished = len(ends)
+        if failed == 0 and finished < phase.streams:
+            continue  # still running when the simulation stopped
+        completion = max(ends) - start if failed == 0 and finished == phase.streams else None
+        result.append(
+            Round(
+                variant,
+                seed,
+                host,
+                phase.name,
+                start,
+                phase.streams,
+                finished,
+                failed,
+                completion,
+                phase.streams * phase.size,
+            )
+        )
+    return result
+
+
+def tukey_fences(values: Sequence[float], k: float = TUKEY_K) -> tuple[float, float]:
+    """(low, high): values outside are outliers by Tukey's rule."""
+    q1, q3 = np.percentile(np.asarray(values, dtype=float), [25, 75])
+    spread = k * (q3 - q1)
+    return float(q1 - spread), float(q3 + spread)
+
+
+@dataclass(frozen=True)
+class PhaseSummary:
+    variant: str
+    phase: str
+    rounds: int  # complete rounds, all seeds
+    failed: int  # rounds with a failed stream
+    outliers: int  # complete rounds outside Tukey's fences (left out below)
+    fences: tuple[float, float]
+    completion: Estimate  # seconds: mean over seeds of each seed's mean
+    throughput: Estimate  # Mbit/s, likewise
+
+
+def summarize(all_rounds: Sequence[Round], variants: Sequence[str]) -> list[PhaseSummary]:
+    """Per variant and phase: completion time and throughput over seeds,
+    each seed's rounds outside Tukey's fences (over all seeds of the
+    variant) left out."""
+    by_key: dict[tuple[str, str], list[Round]] = defaultdict(list)
+    for r in all_rounds:
+        by_key[(r.variant, r.phase)].append(r)
+    result = []
+    for (variant, phase), group in sorted(
+        by_key.items(), key=lambda kv: (variants.index(kv[0][0]), kv[0][1])
+    ):
+        complete = [r for r in group if r.completion is not None]
+        if not complete:
+            continue
+        low, high = tukey_fences([r.completion for r in complete if r.completion is not None])
+        kept = [r for r in complete if r.completion is not None and low <= r.completion <= high]
+        per_seed: dict[int, list[Round]] = defaultdict(list)
+        for r in kept:
+            per_seed[r.seed].append(r)
+        completion = mean_ci(
+            [float(np.mean([r.completion for r in rs if r.completion])) for rs in per_seed.values()]
+        )
+        throughput = mean_ci(
+            [
+                float(np.mean([r.throughput_mbit for r in rs if r.throughput_mbit]))
+                for rs in per_seed.values()
+            ]
+        )
+        result.append(
+            PhaseSummary(
+                variant,
+                phase,
+                len(complete),
+                sum(r.failed > 0 for r in group),
+                len(complete) - len(kept),
+                (low, high),
+                completion,
+                throughput,
+            )
+        )
+    return result
+
+
+@dataclass(frozen=True)
+class FairnessGap:
+    variant: str
+    phase: str
+    gap: Estimate  # 1 - slower user's throughput / faster user's, over seeds
+
+
+def fairness_gaps(all_rounds: Sequence[Round], variants: Sequence[str]) -> list[FairnessGap]:
+    """For runs with two measured users: per phase, one minus the ratio of
+    the two users' mean round throughputs (0 is fair), over seeds."""
+    per_user: dict[tuple[str, str, int], dict[str, list[float]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    for r in all_rounds:
+        if r.throughput_mbit is not None:
+            per_user[(r.variant, r.phase, r.seed)][r.host].append(r.throughput_mbit)
+    gaps: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for (variant, phase, _seed), users in per_user.items():
+        if len(users) != 2:
+            continue
+        a, b = (float(np.mean(v)) for v in users.values())
+        gaps[(variant, phase)].append(1 - min(a, b) / max(a, b))
+    return [
+        FairnessGap(variant, phase, mean_ci(values))
+        for (variant, phase), values in sorted(
+            gaps.items(), key=lambda kv: (variants.index(kv[0][0]), kv[0][1])
+        )
+    ]
+
+
+@dataclass(frozen=True)
+class HopCheck:
+    """The connections between two adjacent hops of a measured client's
+    path, as the nearer end logged them when it last placed a circuit."""
+
+    variant: str
+    seed: int
+    host: str
+    peer: str
+    expected: int
+    placements: int
+    open_connections: int | None  # None: no circuit placed on this hop
+    usable_connections: int | None  # open ones still taking new circuits
+    circuits: tuple[int, ...]  # outbound circuits on each open connection
+    most_usable: int
+
+    @property
+    def ok(self) -> bool:
+        return self.usable_connections == self.expected
+
+
+def pinned_path(torrc_lines: Iterable[str]) -> tuple[str, ...] | None:
+    """(entry, middle, exit) from EntryNodes, MiddleNodes and ExitNodes lines
+    that name one relay each; None if the lines do not pin one path."""
+    named = {}
+    for line in torrc_lines:
+        key, _, value = line.partition(" ")
+        if key in ("EntryNodes", "MiddleNodes", "ExitNodes") and "," not in value:
+            named[key] = value.strip()
+    if len(named) != 3:
+        return None
+    return named["EntryNodes"], named["MiddleNodes"], named["ExitNodes"]
+
+
+def hop_checks(
+    placements: Sequence[PlacementRow],
+    paths: Mapping[tuple[str, int, str], tuple[str, ...]],
+    expected: Mapping[str, int],
+) -> list[HopCheck]:
+    """One check per hop of each measured client's pinned path (client to
+    entry, entry to middle, middle to exit), in each run of a variant that
+    expects a number of connections."""
+    by_hop: dict[tuple[str, int, str, str], list[PlacementRow]] = defaultdict(list)
+    for p in placements:
+        by_hop[(p.variant, p.seed, p.host, p.peer)].append(p)
+    checks = {}
+    for (variant, seed, client), path in sorted(paths.items()):
+        if variant not in expected:
+            continue
+        for host, peer in zip((client, *path[:-1]), path, strict=True):
+            key = (variant, seed, host, peer)
+            if key in checks:
+                continue  # two users share the relays' hops
+            rows = sorted(by_hop.get(key, []), key=lambda p: p.time)
+            last = rows[-1] if rows else None
+            checks[key] = HopCheck(
+                variant,
+                seed,
+                host,
+                peer,
+                expected[variant],
+                len(rows),
+                last.open_connections if last else None,
+                last.usable_connections if last else None,
+                last.circuits if last else (),
+                max((p.usable_connections for p in rows), default=0),
+            )
+    return list(checks.values())
+
+
+@dataclass(frozen=True)
+class StreamCircuits:
+    variant: str
+    seed: int
+    host: str
+    expected: int
+    circuits: int  # circuits that carried at least one stream
+    streams: int
+
+    @property
+    def ok(self) -> bool | None:
+        """N circuits for N > 1; stock tor (N = 1) promises no number."""
+        return self.circuits == self.expected if self.expected > 1 else None
+
+
+def stream_circuits(
+    circuits: Iterable[CircuitRow],
+    clients: Iterable[tuple[str, int, str]],
+    expected: dict[str, int],
+) -> list[StreamCircuits]:
+    """How many circuits carried each measured client's streams."""
+    used: dict[tuple[str, int, str], list[int]] = defaultdict(list)
+    for c in circuits:
+        if c.streams:
+            used[(c.variant, c.seed, c.host)].append(c.streams)
+    return [
+        StreamCircuits(variant, seed, host, expected[variant], len(used[key]), sum(used[key]))
+        for key in sorted(clients)
+        for variant, seed, host in [key]
+        if variant in expected
+    ]

@@ -1,0 +1,235 @@
+"""Compare variants: summaries per (variant, class, size), changes against the
+baseline across seeds, and the per-client completion check.
+
+Changes are paired by seed: a seed names one sampled network, and every
+variant ran on it, so the change on seed k is variant(k) / baseline(k) - 1;
+the interval is a t interval over those per-seed changes.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from runner.report.stats import Estimate, mean_ci, quantile
+from runner.tables.rows import CircuitRow, TransferRow
+
+Key = tuple[str, str, int]  # variant, class, size
+
+
+@dataclass(frozen=True)
+class GroupSummary:
+    variant: str
+    cls: str
+    size: int
+    completed: int
+    failed: int
+    ttfb_median: float
+    ttfb_p90: float
+    ttlb_median: float
+    ttlb_p90: float
+    goodput_median: float  # Mbit/s
+
+    @property
+    def error_rate(self) -> float:
+        total = self.completed + self.failed
+        return self.failed / total if total else float("nan")
+
+
+@dataclass(frozen=True)
+class Change:
+    variant: str
+    cls: str
+    size: int
+    metric: str
+    estimate: Estimate  # relative change of the per-seed median, as a fraction
+    reference: str = ""
+
+
+@dataclass(frozen=True)
+class ClientCheck:
+    variant: str
+    seed: int
+    host: str
+    cls: str
+    attempted: int
+    completed: int
+    ok: bool
+
+    @property
+    def rate(self) -> float:
+        return self.completed / self.attempted if self.attempted else 0.0
+
+
+METRICS: dict[str, Callable[[TransferRow], float | None]] = {
+    "ttfb": lambda r: r.ttfb,
+    "ttlb": lambda r: r.ttlb,
+    "goodput": lambda r: r.goodput_mbit,
+}
+
+
+def _measured(rows: Iterable[TransferRow]) -> list[TransferRow]:
+    return [r for r in rows if r.measured]
+
+
+def summarize(rows: Iterable[TransferRow], variant_order: list[str]) -> list[GroupSummary]:
+    groups: dict[Key, list[TransferRow]] = defaultdict(list)
+    for row in _measured(rows):
+        groups[(row.variant, row.cls, row.size)].append(row)
+    result = []
+    for (variant, cls, size), members in groups.items():
+        ok = [r for r in members if r.success]
+        ttfb = [r.ttfb for r in ok if r.ttfb is not None]
+        ttlb = [r.ttlb for r in ok if r.ttlb is not None]
+        goodput = [g for r in ok if (g := r.goodput_mbit) is not None]
+        result.append(
+            GroupSummary(
+                variant,
+                cls,
+                size,
+                len(ok),
+                len(members) - len(ok),
+                quantile(ttfb, 0.5),
+                quantile(ttfb, 0.9),
+                quantile(ttlb, 0.5),
+                quantile(ttlb, 0.9),
+                quantile(goodput, 0.5),
+            )
+        )
+    order = {v: i for i, v in enumerate(variant_order)}
+    return sorted(result, key=lambda g: (g.cls, g.size, order.get(g.variant, 99)))
+
+
+def changes(
+    rows: Iterable[TransferRow],
+    pairs: Iterable[tuple[str, str]],
+    metric: str,
+    quantile_q: float = 0.5,
+) -> list[Change]:
+    """Relative change of a variant's per-seed quantile against a reference's.
+
+    For each (variant, reference) pair, class and size: on every seed both
+    ran, ``variant / reference - 1``; then the mean and t interval of those.
+    ``Change.variant`` is ``variant``; ``Change.reference`` names the other.
+    """
+    value_of = METRICS[metric]
+    per_seed: dict[tuple[str, str, int, int], list[float]] = defaultdict(list)
+    for row in _measured(rows):
+        value = value_of(row) if row.success else None
+        if value is not None:
+            per_seed[(row.variant, row.cls, row.size, row.seed)].append(value)
+    stat = {key: quantile(values, quantile_q) for key, values in per_seed.items()}
+    groups = sorted({(c, s) for _, c, s, _ in stat})
+    result = []
+    for variant, reference in pairs:
+        for cls, size in groups:
+            samples = []
+            for (v, c, s, seed), value in stat.items():
+                if (v, c, s) != (variant, cls, size):
+                    continue
+                base = stat.get((reference, cls, size, seed))
+                if base:
+                    samples.append(value / base - 1.0)
+            if samples:
+                result.append(Change(variant, cls, size, metric, mean_ci(samples), reference))
+    return result
+
+
+def completion_checks(
+    rows: Iterable[TransferRow],
+    measured_clients: dict[tuple[str, int], list[tuple[str, str]]],
+    min_completion: float,
+) -> list[ClientCheck]:
+    """Per measured client and run: finished transfers that succeeded.
+
+    ``measured_clients`` maps (variant, seed) of each complete run to its
+    measured (host, class) pairs, so a client that logged nothing fails.
+    """
+    counts: dict[tuple[str, int, str], list[int]] = defaultdict(lambda: [0, 0])
+    for row in _measured(rows):
+        entry = counts[(row.variant, row.seed, row.host)]
+        entry[0] += 1
+        entry[1] += int(row.success)
+    checks = []
+    for (variant, seed), clients in sorted(measured_clients.items()):
+        for host, cls in clients:
+            attempted, completed = counts.get((variant, seed, host), [0, 0])
+            rate = completed / attempted if attempted else 0.0
+            checks.append(
+                ClientCheck(
+                    variant,
+                    seed,
+                    host,
+                    cls,
+                    attempted,
+                    completed,
+                    attempted > 0 and rate >= min_completion,
+                )
+            )
+    return checks
+
+
+@dataclass(frozen=True)
+class LegCheck:
+    """Conflux sets one measured client linked in one run, against the variant's
+    expected number of legs (0: conflux must not be used)."""
+
+    variant: str
+    seed: int
+    host: str
+    expected: int
+    sets_by_legs: dict[int, int]  # legs -> number of sets
+
+    @property
+    def sets(self) -> int:
+        return sum(self.sets_by_legs.values())
+
+    @property
+    def ok(self) -> bool:
+        if self.expected == 0:
+            return self.sets == 0
+        return self.sets > 0 and set(self.sets_by_legs) == {self.expected}
+
+
+def conflux_leg_checks(
+    circuits: Iterable[CircuitRow],
+    measured_clients: dict[tuple[str, int], list[tuple[str, str]]],
+    expected_legs: dict[str, int],
+) -> list[LegCheck]:
+    """One check per measured client and run of each variant that expects a
+    number of conflux legs; legs are the circuits linked under one CONFLUX_ID."""
+    legs: dict[tuple[str, int, str, str], set[str]] = defaultdict(set)
+    for c in circuits:
+        if c.conflux_id:
+            legs[(c.variant, c.seed, c.host, c.conflux_id)].add(c.circuit_id)
+    checks = []
+    for (variant, seed), clients in sorted(measured_clients.items()):
+        if variant not in expected_legs:
+            continue
+        for host, _ in clients:
+            by_legs: dict[int, int] = defaultdict(int)
+            for (v, s, h, _), members in legs.items():
+                if (v, s, h) == (variant, seed, host):
+                    by_legs[len(members)] += 1
+            checks.append(LegCheck(variant, seed, host, expected_legs[variant], dict(by_legs)))
+    return checks
+
+
+def transfers_per_size(
+    rows: Iterable[TransferRow],
+    measured_clients: dict[tuple[str, int], list[tuple[str, str]]],
+    sizes: dict[str, tuple[int, ...]],
+) -> dict[tuple[str, int, str, int], int]:
+    """Completed transfers per (variant, seed, host, size) for every measured
+    client and every size its class's workload asks for (0 where none)."""
+    counts: dict[tuple[str, int, str, int], int] = defaultdict(int)
+    for row in _measured(rows):
+        if row.success:
+            counts[(row.variant, row.seed, row.host, row.size)] += 1
+    result = {}
+    for (variant, seed), clients in measured_clients.items():
+        for host, cls in clients:
+            for size in sizes.get(cls, ()):
+                result[(variant, seed, host, size)] = counts.get((variant, seed, host, size), 0)
+    return result

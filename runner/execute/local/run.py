@@ -1,0 +1,237 @@
+"""Run a generated network as real processes on this machine.
+
+The run directory gets the same layout as under Shadow
+(``shadow.data/hosts/<host>/<program>.<n>.stdout``), so collection and
+comparison work unchanged. Processes start in the spec's order; clients'
+traffic starts once every client's tor has bootstrapped (and a short settle
+for circuits and conflux sets), then runs for the measurement time. There is
+no link latency or bandwidth emulation here: only tor's own rate limits.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from runner.errors import RunError
+from runner.execute.local.procs import ProcessSet
+from runner.network.generate import PROCESSES
+from runner.network.shadow_config import SHADOW_DATA, SHADOW_TEMPLATE
+from runner.network.torrc import CONTROL_COOKIE
+
+BOOTSTRAP_TIMEOUT = 300.0
+SETTLE = 10.0  # after bootstrap: prebuilt circuits and conflux sets link
+CONTROL_PORT_TIMEOUT = 60.0
+
+# Set by the runner when interrupted: local runs stop at their next check.
+cancel = threading.Event()
+
+
+def _command(
+    program: str,
+    args: list[str],
+    host: str,
+    info: dict[str, Any],
+    programs: dict[str, str],
+    home: Path,
+) -> tuple[list[str], dict[str, str] | None]:
+    """The command line of one process, with the built-in stand-ins where needed."""
+    if program == "tor":
+        return [programs["tor"], *args], None
+    if program == "oniontrace":
+        # Local control ports need the host's cookie, which oniontrace cannot
+        # send (it sends a fixed password): the built-in event logger stands in.
+        opts = _options(args)
+        return [
+            sys.executable,
+            "-m",
+            "runner.execute.local.eventlog",
+            "--port",
+            opts["TorControlPort"],
+            "--cookie",
+            str(home / CONTROL_COOKIE),
+            "--events",
+            opts.get("Events", "BW"),
+        ], None
+    if program == "tgen":
+        if "tgen" in programs:
+            # tgen listens on every address unless told where.
+            return [programs["tgen"], *args], {"TGENIP": info["ip"]}
+        return [
+            sys.executable,
+            "-m",
+            "runner.execute.local.driver",
+            *args,
+            "--name",
+            host,
+            "--bind",
+            info["ip"],
+        ], None
+    raise RunError(f"unknown program {program!r} in {PROCESSES}")
+
+
+def _options(args: list[str]) -> dict[str, str]:
+    """oniontrace's Key=Value arguments."""
+    return dict(a.split("=", 1) for a in args)
+
+
+def _bootstrapped(log: Path) -> bool:
+    try:
+        return "Bootstrapped 100%" in log.read_text(errors="replace")
+    except OSError:
+        return False
+
+
+def _tail(path: Path, lines: int = 5) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def wait_for_port(port: int, timeout: float, alive: Callable[[], None]) -> None:
+    """Return once 127.0.0.1:``port`` accepts connections. oniontrace dies
+    (SIGPIPE) if tor's control port is not listening yet, which on a busy
+    machine can take longer than the second Shadow's schedule allows."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1.0):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RunError(
+                    f"tor's control port {port} not listening after {timeout:.0f} s"
+                ) from None
+            alive()
+            time.sleep(0.1)
+
+
+class _Starter:
+    def __init__(
+        self, procs: ProcessSet, data: Path, manifest: dict[str, Any], programs: dict[str, str]
+    ) -> None:
+        self.procs, self.data, self.manifest, self.programs = procs, data, manifest, programs
+        self.counters: dict[str, int] = {}
+        self.logs: dict[tuple[str, str], Path] = {}
+
+    def start(self, host: str, entry: dict[str, Any]) -> str:
+        """Start ``entry`` on ``host``; return the process's name."""
+        if entry["program"] == "oniontrace":
+            wait_for_port(
+                int(_options(entry["args"])["TorControlPort"]),
+                CONTROL_PORT_TIMEOUT,
+                lambda: _check(self.procs, self.data),
+            )
+        number = self.counters.get(host, 1000)
+        self.counters[host] = number + 1
+        home = self.data / "hosts" / host
+        cmd, env = _command(
+            entry["program"],
+            entry["args"],
+            host,
+            self.manifest["hosts"][host],
+            self.programs,
+            home,
+        )
+        stem = f"{entry['program']}.{number}"
+        self.procs.start(
+            f"{host}/{stem}", cmd, home, home / f"{stem}.stdout", home / f"{stem}.stderr", env
+        )
+        self.logs[(host, entry["program"])] = home / f"{stem}.stdout"
+        return f"{host}/{stem}"
+
+
+def _check(procs: ProcessSet, data: Path) -> None:
+    if cancel.is_set():
+        raise RunError("interrupted")
+    dead = procs.exited()
+    if dead:
+        name, code = dead[0]
+        host, stem = name.split("/")
+        tail = _tail(data / "hosts" / host / f"{stem}.stdout")
+        raise RunError(f"{name} exited with status {code} during the run:\n{tail}")
+
+
+def run_local(
+    run_dir: Path,
+    manifest: dict[str, Any],
+    programs: dict[str, str],
+    measure_s: float,
+    on_progress: Callable[[int], None] | None = None,
+) -> dict[str, float]:
+    """Run the network; return the wall time of its phases (bootstrap_s, traffic_s)."""
+    data = run_dir / SHADOW_DATA
+    if data.exists():
+        shutil.rmtree(data)
+    shutil.copytree(run_dir / SHADOW_TEMPLATE, data)
+    listing: dict[str, list[dict[str, Any]]] = json.loads((run_dir / PROCESSES).read_text())
+    hosts = manifest["hosts"]
+    clients = [h for h, info in hosts.items() if info["role"] == "client"]
+    # Traffic follows each client's sessions, timed from when traffic starts.
+    bootstrap_s = manifest["duration"]["bootstrap_s"]
+    traffic = sorted(
+        (
+            (e["start_s"] - bootstrap_s, h, e)
+            for h in clients
+            for e in listing[h]
+            if e["program"] == "tgen"
+        ),
+        key=lambda item: (item[0], item[1]),
+    )
+    early = sorted(
+        (
+            (e["start_s"], h, e)
+            for h, entries in listing.items()
+            for e in entries
+            if not (h in clients and e["program"] == "tgen")
+        ),
+        key=lambda item: (item[0], item[1]),
+    )
+    started = time.time()
+    manifest["clock_epoch"] = started
+    with ProcessSet() as procs:
+        starter = _Starter(procs, data, manifest, programs)
+        for offset, host, entry in early:
+            while time.time() - started < offset:
+                time.sleep(0.05)
+            starter.start(host, entry)
+        deadline = time.monotonic() + BOOTSTRAP_TIMEOUT
+        while not all(_bootstrapped(starter.logs[(c, "tor")]) for c in clients):
+            _check(procs, data)
+            if time.monotonic() > deadline:
+                waiting = [c for c in clients if not _bootstrapped(starter.logs[(c, "tor")])]
+                raise RunError(
+                    f"clients not bootstrapped after {BOOTSTRAP_TIMEOUT:.0f} s: "
+                    f"{', '.join(waiting)}"
+                )
+            time.sleep(0.5)
+        bootstrap_s = time.time() - started
+        settle_until = time.monotonic() + SETTLE
+        while time.monotonic() < settle_until:
+            _check(procs, data)
+            time.sleep(0.5)
+        traffic_started = time.time()
+        pending = list(traffic)
+        running: list[tuple[float, str]] = []  # (stop offset, process name)
+        while (elapsed := time.time() - traffic_started) < measure_s:
+            while pending and pending[0][0] <= elapsed:
+                _, host, entry = pending.pop(0)
+                name = starter.start(host, entry)
+                if entry.get("stop_s") is not None:
+                    running.append((entry["stop_s"] - bootstrap_s, name))
+            for offset, name in [r for r in running if r[0] <= elapsed]:
+                procs.stop(name)
+                running.remove((offset, name))
+            _check(procs, data)
+            if on_progress is not None:
+                on_progress(int(100 * elapsed / measure_s))
+            time.sleep(1.0)
+    return {"bootstrap_s": round(bootstrap_s, 3), "traffic_s": round(measure_s, 3)}

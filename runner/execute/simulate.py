@@ -1,0 +1,77 @@
+"""Run Shadow on a generated run directory."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from runner.errors import RunError
+from runner.execute.local.procs import die_with_parent, register, unregister
+from runner.network.shadow_config import SHADOW_DATA
+
+_PROGRESS = re.compile(r"Progress:\s+(\d+)%")
+
+
+def _failure_summary(log: Path, limit: int = 6) -> str:
+    """The lines of shadow.log that say which processes failed, if any."""
+    if not log.is_file():
+        return ""
+    hits = []
+    with log.open(errors="replace") as handle:
+        for line in handle:
+            if "ERROR" in line or "exited with" in line or "killed by signal" in line:
+                hits.append(line.rstrip())
+    return "\n".join(hits[-limit:])
+
+
+def run_shadow(
+    run_dir: Path,
+    shadow: str,
+    parallelism: int,
+    on_progress: Callable[[int], None] | None = None,
+) -> None:
+    """Simulate ``run_dir``; RunError if Shadow fails or a process misbehaves.
+
+    Shadow's stdout goes to ``shadow.log`` and its stderr (progress, errors)
+    to ``shadow.stderr``. Shadow runs in its own process group so that an
+    interrupt stops it and every process it started.
+    """
+    data = run_dir / SHADOW_DATA
+    if data.exists():  # left by an interrupted attempt; Shadow refuses to overwrite
+        shutil.rmtree(data)
+    log = run_dir / "shadow.log"
+    with log.open("w") as out, (run_dir / "shadow.stderr").open("w") as err:
+        proc = subprocess.Popen(
+            [shadow, "--parallelism", str(parallelism), "shadow.yaml"],
+            cwd=run_dir,
+            stdout=out,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+            preexec_fn=die_with_parent,
+        )
+        register(proc)
+        try:
+            assert proc.stderr is not None
+            for line in proc.stderr:
+                err.write(line)
+                match = _PROGRESS.search(line)
+                if match and on_progress is not None:
+                    on_progress(int(match.group(1)))
+            code = proc.wait()
+        except BaseException:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+        finally:
+            unregister(proc)
+    if code != 0:
+        summary = _failure_summary(log)
+        raise RunError(
+            f"shadow exited with status {code} (see {log})" + (f":\n{summary}" if summary else "")
+        )

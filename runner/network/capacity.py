@@ -1,0 +1,133 @@
+"""Whether an experiment's size can run on this machine, decided before
+anything is written.
+
+Two limits: the hosts of one run against a ceiling (each host is at least
+one real process locally, and a simulated one under Shadow), and the memory
+of the runs that go at once against this machine's memory. Memory is
+estimated per process from measured figures (bench/results.md, "Memory per
+process"); ``--force`` runs anyway.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner.errors import RunError
+from runner.network.backends import Backend
+from runner.network.mixing import variant_plan
+from runner.network.plan import Host
+from runner.spec.model import Spec
+
+# Peak resident memory per process, measured on ci-small (bench/results.md,
+# "Memory per process") and rounded up: a tor by role, a helper (tgen,
+# oniontrace, or the local stand-ins: the Python driver is the largest), and
+# Shadow itself per simulation.
+TOR_MIB = {"authority": 64, "relay": 96, "client": 24}
+HELPER_MIB = {"shadow": 16, "local": 48}
+SHADOW_MIB = 256
+# Default ceilings of hosts per run; TORNET_MAX_HOSTS or --max-hosts change them.
+MAX_HOSTS = {"shadow": 5000, "local": 200}
+MEMORY_SHARE = 0.9  # of this machine's memory that runs may take
+
+
+class TooLarge(RunError):
+    """The experiment would not fit this machine."""
+
+
+@dataclass(frozen=True)
+class Size:
+    hosts: int  # in the largest run
+    tors: dict[str, int]  # tor processes by role (authority, relay, client)
+    helpers: int
+    runs_at_once: int
+    backend: str
+
+    @property
+    def run_mib(self) -> int:
+        tors = sum(TOR_MIB[role] * n for role, n in self.tors.items())
+        own = SHADOW_MIB if self.backend == "shadow" else 0
+        return tors + self.helpers * HELPER_MIB[self.backend] + own
+
+    @property
+    def memory_mib(self) -> int:
+        return self.run_mib * self.runs_at_once
+
+
+def _tor_role(host: Host) -> str:
+    if host.role == "authority":
+        return "authority"
+    return "relay" if host.is_relay else "client"
+
+
+def experiment_size(spec: Spec, backend: Backend, runs_at_once: int) -> Size:
+    """The largest run of ``spec`` (over its variants, on its first seed)."""
+    largest: Size | None = None
+    for variant in spec.variants:
+        hosts = variant_plan(spec, variant, spec.seeds[0]).hosts
+        tors = Counter(_tor_role(h) for h in hosts if h.runs_tor)
+        # oniontrace per tor host, a tgen per client and server.
+        helpers = sum(tors.values()) + sum(h.role in ("client", "server") for h in hosts)
+        size = Size(len(hosts), dict(tors), helpers, runs_at_once, backend.name)
+        if largest is None or size.run_mib > largest.run_mib:
+            largest = size
+    assert largest is not None  # a spec has at least one variant
+    return largest
+
+
+def machine_memory_mib(meminfo: Path = Path("/proc/meminfo")) -> int | None:
+    try:
+        for line in meminfo.read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def host_ceiling(backend: Backend, override: int | None = None) -> int:
+    if override is not None:
+        return override
+    env = os.environ.get("TORNET_MAX_HOSTS")
+    if env:
+        try:
+            return int(env)
+        except ValueError:
+            raise RunError(f"TORNET_MAX_HOSTS: expected a number of hosts, got {env!r}") from None
+    return MAX_HOSTS[backend.name]
+
+
+def check_capacity(
+    spec: Spec,
+    backend: Backend,
+    runs_at_once: int,
+    max_hosts: int | None = None,
+    memory_mib: int | None = None,
+) -> Size:
+    """Stop with a clear error if ``spec`` cannot run here; return its size."""
+    size = experiment_size(spec, backend, runs_at_once)
+    ceiling = host_ceiling(backend, max_hosts)
+    problems = []
+    if size.hosts > ceiling:
+        problems.append(
+            f"a run has {size.hosts} hosts, more than the {backend.name} backend's ceiling of "
+            f"{ceiling} (set --max-hosts or TORNET_MAX_HOSTS)"
+        )
+    memory = memory_mib if memory_mib is not None else machine_memory_mib()
+    if memory is not None and size.memory_mib > memory * MEMORY_SHARE:
+        problems.append(
+            f"{runs_at_once} run{'s' if runs_at_once > 1 else ''} at once "
+            f"need{'' if runs_at_once > 1 else 's'} about {size.memory_mib / 1024:.1f} GiB "
+            f"({size.run_mib / 1024:.1f} GiB a run: {sum(size.tors.values())} tor processes, "
+            f"{size.helpers} helpers), more than {MEMORY_SHARE:.0%} of this machine's "
+            f"{memory / 1024:.1f} GiB (try fewer --jobs)"
+        )
+    if problems:
+        raise TooLarge(
+            f"{spec.path}: too large for this machine: "
+            + "; ".join(problems)
+            + ". Nothing was written; --force runs it anyway."
+        )
+    return size

@@ -1,0 +1,322 @@
+"""Write one run directory: a complete private Tor network for (variant, seed).
+
+Layout (as tornettools writes it, so its tools read our runs)::
+
+    <run>/shadow.yaml
+    <run>/conf/                      network.gml, tor.*.torrc, tgen.*.graphml
+    <run>/shadow.data.template/hosts/<host>/   torrc-defaults, torrc, keys/, v3bw
+    <run>/manifest.json
+
+The directory is built under ``<run>.partial`` and renamed when complete.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from runner.errors import RunError
+from runner.execute.manifest import STATUS_GENERATED, write_manifest
+from runner.layout import Layout, partial_path
+from runner.network.backends import SHADOW, SHADOW_EPOCH, Backend
+from runner.network.limits import relay_client_limit
+from runner.network.mixing import torrc_sections, variant_plan
+from runner.network.plan import Host, NetworkPlan
+from runner.network.schedule import Process, host_processes
+from runner.network.shadow_config import SHADOW_TEMPLATE, shadow_config
+from runner.network.tor_keys import HostKeys, KeyTools, ensure_keys, install_keys
+from runner.network.torrc import (
+    Ports,
+    authority_torrc,
+    common_torrc,
+    conf_file,
+    host_defaults,
+    host_torrc,
+    relay_rate,
+    role_torrc,
+    v3bw,
+)
+from runner.spec.model import Spec, Variant
+from topologies.gml import to_shadow_gml
+from workloads.models import MODELS, Endpoint, server_graph
+from workloads.tgen import write_graphml
+
+CLIENT_GRAPH = "tgen.graphml"  # in each client's host directory
+SERVER_GRAPH = "tgen-server.graphml"  # in each server's host directory
+PROCESSES = "processes.json"  # the local backend's list of processes
+PATCHED_TOR = "tor-patched"  # key of the patched build in Tools.paths
+
+
+@dataclass(frozen=True)
+class Tools:
+    """Absolute paths and versions of the programs a run uses."""
+
+    paths: dict[str, str]
+    versions: dict[str, str | None]
+
+    def key_tools(self) -> KeyTools:
+        return KeyTools(self.paths["tor"], self.paths["tor-gencert"], self.paths.get("faketime"))
+
+    def for_variant(self, variant: Variant) -> dict[str, str]:
+        """Program paths for a variant's hosts: its tor build replaces ``tor``."""
+        if variant.tor == "stock":
+            return dict(self.paths)
+        if PATCHED_TOR not in self.paths:
+            raise RunError(f"variant {variant.name} needs the patched tor: run `make tor`")
+        return self.paths | {"tor": self.paths[PATCHED_TOR]}
+
+
+def _write_conf(
+    conf: Path,
+    plan: NetworkPlan,
+    keys: dict[str, HostKeys],
+    variant: Variant,
+    ports: dict[str, Ports],
+    backend: Backend,
+    server_port: int,
+) -> None:
+    conf.mkdir(parents=True)
+    (conf / "network.gml").write_text(to_shadow_gml(plan.graph))
+    (conf / "resolv.conf").write_text("nameserver 127.0.0.1\n")
+    authorities = [(h, keys[h.name], ports[h.name]) for h in plan.with_role("authority")]
+    # Hosts sharing this machine get closed control ports and exits that
+    # reach only the network's servers; Shadow's network reaches nothing else.
+    (conf / conf_file("common")).write_text(common_torrc(authorities, cookie_auth=backend.local))
+    (conf / conf_file("authority")).write_text(
+        authority_torrc(plan, keys, variant, backend.voting_interval)
+    )
+    servers = [f"{s.ip}:{server_port}" for s in plan.with_role("server")]
+    narrow = backend.local
+    for role, text in role_torrc(servers if narrow else None, [server_port]).items():
+        (conf / conf_file(role)).write_text(text)
+
+
+def _write_host(
+    hosts_dir: Path,
+    host: Host,
+    spec: Spec,
+    plan: NetworkPlan,
+    keys: dict[str, HostKeys],
+    variant: Variant,
+    ports: Ports,
+    backend: Backend,
+    v3bw_time: int,
+    sections: list[str],
+) -> None:
+    home = hosts_dir / host.name
+    home.mkdir(parents=True)
+    server_port = backend.server_port(spec.network.servers.port)
+    if host.role == "server":
+        write_graphml(server_graph(server_port), home / SERVER_GRAPH)
+        return
+    if host.workload is not None:
+        workload = spec.workloads[host.workload]
+        endpoint = Endpoint(
+            socks_proxy=f"{backend.socks_bind(host)}:{ports.socks_port}",
+            peers=tuple(f"{s.ip}:{server_port}" for s in plan.with_role("server")),
+        )
+        write_graphml(MODELS[workload.model].build(workload.params, endpoint), home / CLIENT_GRAPH)
+    (home / "torrc-defaults").write_text(host_defaults(host))
+    (home / "torrc").write_text(
+        host_torrc(
+            host, ports, variant, backend.socks_bind(host), sections, bind_exit=backend.local
+        )
+    )
+    if host.is_relay:
+        install_keys(keys[host.name], home)
+    if host.role == "authority":
+        (home / "v3bw").write_text(v3bw(plan, keys, v3bw_time))
+
+
+def verify_torrc(tor: str, home: Path) -> None:
+    """Run ``tor --verify-config`` on a host's torrc files, in its directory."""
+    proc = subprocess.run(
+        [tor, "--verify-config", "--defaults-torrc", "torrc-defaults", "-f", "torrc"],
+        cwd=home,
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        lines = [
+            ln for ln in (proc.stdout + proc.stderr).splitlines() if "[warn]" in ln or "[err]" in ln
+        ]
+        raise RunError(f"{home}/torrc: tor --verify-config failed:\n" + "\n".join(lines[-8:]))
+
+
+def client_sessions(
+    spec: Spec, seed: int, host: Host, backend: Backend
+) -> list[tuple[float, float | None]]:
+    """When ``host``'s workload runs: the same for every variant of a seed."""
+    if host.workload is None:
+        return []
+    workload = spec.workloads[host.workload]
+    begin = spec.duration.bootstrap
+    measure = spec.duration.local_measure if backend.local else spec.duration.measure
+    rng = random.Random(f"{spec.name}/sessions/{seed}/{host.name}")
+    return MODELS[workload.model].sessions(workload.params, rng, begin, begin + measure)
+
+
+def _client_limit(host: Host, variant: Variant, sections: list[str]) -> dict[str, Any] | None:
+    if not host.is_relay or host.role == "authority":
+        return None
+    lines = [line for section in sections for line in variant.torrc.get(section, ())]
+    limit = relay_client_limit(lines, variant.consensus, relay_rate(host))
+    if limit is None:
+        return None
+    return {"rate_bytes": limit.rate, "burst_bytes": limit.burst, "per_client": limit.per_client}
+
+
+def host_manifest(
+    plan: NetworkPlan, variant: Variant, sections: dict[str, list[str]]
+) -> dict[str, dict[str, Any]]:
+    return {
+        h.name: {
+            "role": h.role,
+            "class": h.cls,
+            "variant": variant.name,
+            "measured": h.measured,
+            "workload": h.workload,
+            "link": h.link,
+            "client_relay": h.client_relay,
+            "torrc_sections": sections.get(h.name, []),
+            # For relays: the limit they apply to non-relay clients, if any.
+            "client_limit": _client_limit(h, variant, sections.get(h.name, [])),
+            "ip": h.ip,
+            "region": h.region,
+            "network_node_id": h.node_id,
+            "bandwidth_up_bits": h.bandwidth_up,
+            "bandwidth_down_bits": h.bandwidth_down,
+        }
+        for h in plan.hosts
+    }
+
+
+def generate_run(
+    spec: Spec,
+    variant: Variant,
+    seed: int,
+    layout: Layout,
+    tools: Tools,
+    command: list[str],
+    parallelism: int = 1,
+    backend: Backend = SHADOW,
+) -> Path:
+    """Generate the run directory of (variant, seed) for ``backend``; return it."""
+    started = time.monotonic()
+    run_dir = layout.run_dir(variant.name, seed)
+    work = partial_path(run_dir)
+    if work.exists():
+        shutil.rmtree(work)
+    plan = backend.plan(variant_plan(spec, variant, seed))
+    sections = torrc_sections(spec, variant, plan)
+    relays = [(h.name, h.role == "authority") for h in plan.hosts if h.is_relay]
+    keys = ensure_keys(
+        layout.key_store(backend.name, seed), relays, tools.key_tools(), backend.cert_time
+    )
+    ports = {h.name: backend.ports(i) for i, h in enumerate(plan.hosts)}
+    programs = tools.for_variant(variant)
+    v3bw_time = int(time.time()) if backend.local else SHADOW_EPOCH + 1
+    try:
+        _write_conf(
+            work / "conf",
+            plan,
+            keys,
+            variant,
+            ports,
+            backend,
+            backend.server_port(spec.network.servers.port),
+        )
+        hosts_dir = work / SHADOW_TEMPLATE / "hosts"
+        for host in plan.hosts:
+            _write_host(
+                hosts_dir,
+                host,
+                spec,
+                plan,
+                keys,
+                variant,
+                ports[host.name],
+                backend,
+                v3bw_time,
+                sections.get(host.name, []),
+            )
+        tor_homes = [hosts_dir / h.name for h in plan.hosts if h.runs_tor]
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            list(pool.map(lambda home: verify_torrc(programs["tor"], home), tor_homes))
+
+        processes: dict[str, list[Process]] = {
+            h.name: host_processes(
+                h,
+                ports[h.name].control_port,
+                CLIENT_GRAPH if h.workload else None,
+                SERVER_GRAPH,
+                client_sessions(spec, seed, h, backend),
+            )
+            for h in plan.hosts
+        }
+        if backend.local:
+            listing = {
+                name: [
+                    {
+                        "program": p.program,
+                        "args": list(p.args),
+                        "start_s": p.start,
+                        "stop_s": p.stop,
+                    }
+                    for p in procs
+                ]
+                for name, procs in processes.items()
+            }
+            (work / PROCESSES).write_text(json.dumps(listing, indent=2) + "\n")
+        else:
+            config = shadow_config(
+                plan,
+                processes,
+                programs,
+                spec.duration.bootstrap,
+                spec.stop_time,
+                seed,
+                parallelism,
+            )
+            (work / "shadow.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+        manifest = {
+            "experiment": spec.name,
+            "variant": variant.name,
+            "seed": seed,
+            "backend": backend.name,
+            # Local runs set their clock's start when they start.
+            "clock_epoch": 0 if backend.local else SHADOW_EPOCH,
+            "status": STATUS_GENERATED,
+            "spec": {"path": spec.path, "sha256": spec.sha256},
+            "variant_settings": {
+                "tor": variant.tor,
+                "torrc": {k: list(v) for k, v in variant.torrc.items()},
+                "consensus": variant.consensus,
+            },
+            "duration": {
+                "bootstrap_s": spec.duration.bootstrap,
+                "measure_s": spec.duration.measure,
+            },
+            "versions": tools.versions,
+            "programs": programs,
+            "command": command,
+            "hosts": host_manifest(plan, variant, sections),
+            "phases": {"generate_s": round(time.monotonic() - started, 3)},
+        }
+        write_manifest(work, manifest)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    if run_dir.exists():
+        shutil.rmtree(run_dir)
+    work.rename(run_dir)
+    return run_dir

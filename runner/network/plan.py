@@ -1,0 +1,256 @@
+"""Sample one network for a seed: hosts, their roles, places and bandwidths.
+
+The plan depends on the spec and the seed only, never on the variant, so
+every variant of a seed runs on the same sampled network and comparisons
+between variants are paired.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, replace
+
+import networkx as nx
+
+from runner.spec.model import ClientGroup, LinkClass, Spec
+from topologies import get_generator
+from topologies.gml import check_shadow_rules, nodes_in_region
+
+# Address blocks per kind of host; Shadow routes any address, and tor's
+# TestingTorNetwork accepts these as it would public ones.
+_BLOCKS = {"authority": 0, "relay": 1, "client": 2, "server": 3}
+
+
+@dataclass(frozen=True)
+class Host:
+    name: str
+    role: str  # authority, exitguard, exit, guard, middle, client, server
+    cls: str  # a client's class; for other hosts, the role
+    ip: str
+    node_id: int
+    region: str
+    bandwidth_up: int  # bits/s
+    bandwidth_down: int  # bits/s
+    workload: str | None = None
+    measured: bool = False
+    link: str | None = None  # a client's link class, when its group has them
+    # A client that also runs a relay (a middle, in the consensus).
+    client_relay: bool = False
+
+    @property
+    def is_relay(self) -> bool:
+        return self.client_relay or self.role in (
+            "authority",
+            "exitguard",
+            "exit",
+            "guard",
+            "middle",
+        )
+
+    @property
+    def runs_tor(self) -> bool:
+        return self.role != "server"
+
+
+@dataclass(frozen=True)
+class NetworkPlan:
+    seed: int
+    graph: nx.Graph
+    hosts: tuple[Host, ...]
+
+    def with_role(self, *roles: str) -> list[Host]:
+        return [h for h in self.hosts if h.role in roles]
+
+    def host(self, name: str) -> Host:
+        for host in self.hosts:
+            if host.name == name:
+                return host
+        raise KeyError(name)
+
+
+def _address(kind: str, index: int) -> str:
+    """The index-th address (from 1) of a kind's block: 100.<block>.<hi>.<lo>."""
+    hi, lo = divmod(index - 1, 250)
+    return f"100.{_BLOCKS[kind]}.{hi}.{lo + 1}"
+
+
+def _log_uniform(rng: random.Random, low: int, high: int) -> int:
+    return low if low == high else _speed(rng.random(), low, high)
+
+
+def _split(count: int, shares: list[float]) -> list[int]:
+    """``count`` split by ``shares`` in whole numbers (largest remainders)."""
+    exact = [count * s for s in shares]
+    parts = [math.floor(x) for x in exact]
+    by_remainder = sorted(range(len(shares)), key=lambda i: exact[i] - parts[i], reverse=True)
+    for i in by_remainder[: count - sum(parts)]:
+        parts[i] += 1
+    return parts
+
+
+def _speed(u: float, low: int, high: int) -> int:
+    """The point ``u`` (0..1) of the way from low to high on a log scale."""
+    if low == high:
+        return low
+    return int(round(math.exp(math.log(low) + u * (math.log(high) - math.log(low)))))
+
+
+def client_links(group: ClientGroup, rng: random.Random) -> list[tuple[str | None, int, int]]:
+    """(link class, down, up) for each client of ``group``, in order: the
+    classes in the exact proportions of their shares, shuffled."""
+    if not group.links:
+        return [(None, group.bandwidth_down, group.bandwidth_up)] * group.count
+    counts = _split(group.count, [link.share for link in group.links])
+    kinds: list[LinkClass] = [
+        link for link, n in zip(group.links, counts, strict=True) for _ in range(n)
+    ]
+    rng.shuffle(kinds)
+    result: list[tuple[str | None, int, int]] = []
+    for link in kinds:
+        u = rng.random()
+        down = _speed(u, *link.down)
+        up = down if link.up is None else _speed(u, *link.up)
+        result.append((link.name, down, up))
+    return result
+
+
+class _Placer:
+    """Spreads a group's hosts over its regions evenly, from a random offset."""
+
+    def __init__(self, graph: nx.Graph, rng: random.Random) -> None:
+        self.graph = graph
+        self.rng = rng
+
+    def place(self, regions: tuple[str, ...], count: int) -> list[tuple[str, int]]:
+        offset = self.rng.randrange(len(regions))
+        places = []
+        for i in range(count):
+            region = regions[(offset + i) % len(regions)]
+            places.append((region, self.rng.choice(nodes_in_region(self.graph, region))))
+        return places
+
+
+def plan_network(spec: Spec, seed: int, extra_clients: float = 0.0) -> NetworkPlan:
+    """The network that ``seed`` names for ``spec``; with ``extra_clients``,
+    that network plus that share more clients of each class."""
+    rng = random.Random(f"{spec.name}/network/{seed}")
+    topology = spec.network.topology
+    graph = get_generator(topology.generator).build(topology.params, rng)
+    check_shadow_rules(graph)
+    placer = _Placer(graph, rng)
+    hosts: list[Host] = []
+
+    # Authorities are placed in the first region: they carry almost no traffic.
+    first_region = topology.regions[0]
+    for i in range(1, spec.network.authorities + 1):
+        hosts.append(
+            Host(
+                name=f"4uthority{i}",
+                role="authority",
+                cls="authority",
+                ip=_address("authority", i),
+                node_id=nodes_in_region(graph, first_region)[0],
+                region=first_region,
+                bandwidth_up=1_000_000_000,
+                bandwidth_down=1_000_000_000,
+            )
+        )
+
+    relay_number = 0
+    for group in spec.network.relays:
+        for region, node in placer.place(group.regions, group.count):
+            relay_number += 1
+            bandwidth = _log_uniform(rng, *group.bandwidth)
+            hosts.append(
+                Host(
+                    name=f"relay{relay_number}{group.role}",
+                    role=group.role,
+                    cls=group.role,
+                    ip=_address("relay", relay_number),
+                    node_id=node,
+                    region=region,
+                    bandwidth_up=bandwidth,
+                    bandwidth_down=bandwidth,
+                )
+            )
+
+    numbers = _ClientNumbers()
+    for cgroup in spec.network.clients:
+        # Links come from a stream of their own: adding them to a spec moves
+        # no other host.
+        links = random.Random(f"{spec.name}/links/{seed}/{cgroup.name}")
+        hosts += _clients(cgroup, cgroup.count, placer, links, numbers)
+
+    servers = spec.network.servers
+    for i, (region, node) in enumerate(placer.place(servers.regions, servers.count), start=1):
+        hosts.append(
+            Host(
+                name=f"server{i}exit",
+                role="server",
+                cls="server",
+                ip=_address("server", i),
+                node_id=node,
+                region=region,
+                bandwidth_up=servers.bandwidth,
+                bandwidth_down=servers.bandwidth,
+            )
+        )
+
+    if extra_clients > 0:
+        # Growth: more clients of each class, drawn apart so that the
+        # network they join is the seed's network unchanged.
+        extra_rng = random.Random(f"{spec.name}/extra-clients/{seed}")
+        extra_placer = _Placer(graph, extra_rng)
+        for cgroup in spec.network.clients:
+            count = round(cgroup.count * extra_clients)
+            hosts += _clients(cgroup, count, extra_placer, extra_rng, numbers)
+    return NetworkPlan(seed, graph, tuple(hosts))
+
+
+@dataclass
+class _ClientNumbers:
+    """Running counts for client names (tornettools' style) and addresses."""
+
+    measured: int = 0
+    unmeasured: int = 0
+    address: int = 0
+
+    def next_name(self, measured: bool) -> str:
+        self.address += 1
+        if measured:
+            self.measured += 1
+            return f"perfclient{self.measured}exit"
+        self.unmeasured += 1
+        return f"markovclient{self.unmeasured}exit"
+
+
+def _clients(
+    cgroup: ClientGroup,
+    count: int,
+    placer: _Placer,
+    link_rng: random.Random,
+    numbers: _ClientNumbers,
+) -> list[Host]:
+    grown = replace(cgroup, count=count)
+    hosts = []
+    for (region, node), (link, down, up) in zip(
+        placer.place(cgroup.regions, count), client_links(grown, link_rng), strict=True
+    ):
+        name = numbers.next_name(cgroup.measured)
+        hosts.append(
+            Host(
+                name=name,
+                role="client",
+                cls=cgroup.name,
+                ip=_address("client", numbers.address),
+                node_id=node,
+                region=region,
+                bandwidth_up=up,
+                bandwidth_down=down,
+                workload=cgroup.workload,
+                measured=cgroup.measured,
+                link=link,
+            )
+        )
+    return hosts

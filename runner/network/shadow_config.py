@@ -1,0 +1,70 @@
+"""The ``shadow.yaml`` of one run (Shadow 3.x configuration)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runner.network.plan import NetworkPlan
+from runner.network.schedule import Process
+from runner.spec.units import format_bandwidth_for_shadow
+
+SHADOW_DATA = "shadow.data"
+SHADOW_TEMPLATE = "shadow.data.template"
+GRAPH_FILE = "conf/network.gml"
+
+
+def _process(proc: Process, program_paths: dict[str, str]) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "path": program_paths[proc.program],
+        "args": list(proc.args),
+        "start_time": _ms(proc.start),
+        "expected_final_state": "running",
+    }
+    if proc.stop is not None:
+        # tgen has no SIGTERM handler: the signal ends it.
+        entry["shutdown_time"] = _ms(proc.stop)
+        entry["expected_final_state"] = {"signaled": "SIGTERM"}
+    return entry
+
+
+def _ms(seconds: float) -> str:
+    return f"{int(seconds)} s" if float(seconds).is_integer() else f"{round(seconds * 1000)} ms"
+
+
+def shadow_config(
+    plan: NetworkPlan,
+    processes: dict[str, list[Process]],
+    program_paths: dict[str, str],
+    bootstrap: float,
+    stop_time: float,
+    seed: int,
+    parallelism: int,
+) -> dict[str, Any]:
+    hosts = {}
+    for host in plan.hosts:
+        hosts[host.name] = {
+            "network_node_id": host.node_id,
+            "ip_addr": host.ip,
+            "bandwidth_down": format_bandwidth_for_shadow(host.bandwidth_down),
+            "bandwidth_up": format_bandwidth_for_shadow(host.bandwidth_up),
+            "processes": [_process(p, program_paths) for p in processes[host.name]],
+        }
+    return {
+        "general": {
+            "stop_time": f"{int(stop_time)} s",
+            # Shadow's randomness (and so tor's, tgen's) follows the run's seed.
+            "seed": seed,
+            # No bandwidth limits or loss while the network bootstraps.
+            "bootstrap_end_time": f"{int(bootstrap)} s",
+            "data_directory": SHADOW_DATA,
+            "template_directory": SHADOW_TEMPLATE,
+            "parallelism": parallelism,
+            "progress": True,
+            "heartbeat_interval": "60 s",
+        },
+        "network": {
+            "graph": {"type": "gml", "file": {"path": GRAPH_FILE}},
+            "use_shortest_path": True,
+        },
+        "hosts": hosts,
+    }

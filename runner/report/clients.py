@@ -1,0 +1,135 @@
+"""The report's per-client sections: average bandwidth by group, and
+whether relays' limits on non-relay clients held (runner.analyses.client_bandwidth)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+from runner.analyses.client_bandwidth import (
+    CLIENT_RELAY,
+    ClientBandwidth,
+    LimitCheck,
+    RelayLimit,
+    group_means,
+    limit_checks,
+    per_client,
+    read_clients,
+    read_relay_limits,
+)
+from runner.layout import Layout
+from runner.report.markdown import table
+from runner.report.plots import draw_cdf  # sets matplotlib's Agg backend first
+from runner.tables.rows import CircuitRow, TransferRow
+
+
+def _cdf(bandwidths: list[ClientBandwidth], group: str, variants: list[str], path: Path) -> None:
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for variant in variants:
+        values = [b.kib_per_s for b in bandwidths if b.variant == variant and b.group == group]
+        if values:
+            draw_cdf(ax, values, variant, alpha=0.15)
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_formatter(NullFormatter())  # log minor labels overlap
+    ax.set_xlabel("client's average bandwidth (KiB/s)")
+    ax.set_ylabel("cumulative fraction of clients")
+    ax.set_ylim(0, 1)
+    ax.set_title(f"{group}: per-client average bandwidth")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize="x-small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _reference(limits: dict[tuple[str, int, str], RelayLimit]) -> RelayLimit | None:
+    """The limit most relays were given: what unlimited clients are compared to."""
+    if not limits:
+        return None
+    counts = Counter(limits.values())
+    return min(counts, key=lambda lim: (-counts[lim], lim.rate))
+
+
+def client_sections(
+    layout: Layout,
+    variants: list[str],
+    transfers: list[TransferRow],
+    circuits: list[CircuitRow],
+    out: Path,
+) -> tuple[list[str], list[str], list[Path]]:
+    """(report lines, failures, plots); nothing without a clients table."""
+    if not layout.clients_csv.is_file():
+        return [], [], []
+    clients = read_clients(layout.clients_csv)
+    bandwidths = per_client(transfers, clients)
+    if not bandwidths:
+        return [], [], []
+    lines = [
+        "",
+        "## Per-client bandwidth",
+        "",
+        "A client's average bandwidth is the payload of its completed transfers over the "
+        "sum of their times to last byte. Clients that also run a relay form the group "
+        f"`{CLIENT_RELAY}`. Mean over seeds of each seed's mean, with a 95% t interval "
+        "across seeds.",
+        "",
+    ]
+    counts: dict[tuple[str, str], set[tuple[int, str]]] = defaultdict(set)
+    for b in bandwidths:
+        counts[(b.variant, b.group)].add((b.seed, b.host))
+        counts[(b.variant, "all")].add((b.seed, b.host))
+    means = group_means(bandwidths, variants)
+    rows = [
+        [group, variant, str(len(counts[(variant, group)])), estimate.format(1, "", 1)]
+        for (variant, group), estimate in sorted(
+            means.items(), key=lambda kv: (kv[0][1], variants.index(kv[0][0]))
+        )
+    ]
+    lines += table(["group", "variant", "clients (all seeds)", "mean bandwidth (KiB/s)"], rows)
+    plots = []
+    for group in sorted({b.group for b in bandwidths}):
+        path = out / f"client-bandwidth-{group}.png"
+        _cdf(bandwidths, group, variants, path)
+        plots.append(path)
+
+    limits = read_relay_limits(layout.relays_csv) if layout.relays_csv.is_file() else {}
+    reference = _reference(limits)
+    if reference is None:
+        return lines, [], plots
+    checks = limit_checks(transfers, clients, circuits, limits, reference)
+    lines += [
+        "",
+        "## Rate limit",
+        "",
+        "A guard's token bucket lets a transfer receive at most rate x TTLB + burst bytes. "
+        "A client is *held* when every guard of the circuits that carried its streams "
+        "limits non-relay clients (checked against that limit), *free* when none does "
+        "(clients whose streams used both kinds are left out); clients that also "
+        f"run a relay are `{CLIENT_RELAY}`. Free clients and client relays are compared "
+        f"with the limit most relays were given ({reference.rate / 1024:g} KiB/s, burst "
+        f"{reference.burst / 1024:g} KiB): *over* counts transfers that got more than that "
+        "bound; *worst* is the largest (bytes - burst) / (rate x TTLB), above 1 when over.",
+        "",
+    ]
+    lines += table(
+        ["variant", "seed", "clients", "standing", "transfers", "over", "worst"],
+        [
+            [c.variant, str(c.seed), str(c.clients), c.standing]
+            + [str(c.transfers), str(c.over), f"{c.worst:.2f}"]
+            for c in sorted(checks, key=lambda c: (variants.index(c.variant), c.seed, c.standing))
+        ],
+    )
+    failures = [_failure(c) for c in checks if c.standing == "held" and c.over]
+    return lines, failures, plots
+
+
+def _failure(check: LimitCheck) -> str:
+    return (
+        f"{check.variant}/seed-{check.seed}: {check.over} of {check.transfers} transfers of "
+        f"held clients beat their guard's limit ({check.rate / 1024:g} KiB/s; worst "
+        f"{check.worst:.2f}x)"
+    )

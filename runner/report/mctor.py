@@ -1,0 +1,253 @@
+"""The report's MCTor sections (runner.analyses.mctor): rounds of parallel streams by
+variant, the fairness gap, and the connections and circuits on the path."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+
+from runner.analyses.mctor import (
+    PhaseSummary,
+    fairness_gaps,
+    hop_checks,
+    pinned_path,
+    rounds,
+    stream_circuits,
+    summarize,
+)
+from runner.layout import Layout
+from runner.report.markdown import table
+from runner.report.plots import draw_cdf  # noqa: F401  (sets matplotlib's Agg backend first)
+from runner.spec.model import Spec, Variant
+from runner.tables.rows import CircuitRow, TransferRow, read_placements, read_served
+from workloads.phases import Phase
+
+_SCENARIO = re.compile(r"(^|-)n\d+(-(uniform|hashing))?$")
+
+
+def stream_rule(variant: Variant) -> str:
+    """The MCTorStreamRule a variant gives its clients (tor's default: uniform)."""
+    for lines in variant.torrc.values():
+        for line in lines:
+            key, _, value = line.partition(" ")
+            if key == "MCTorStreamRule":
+                return value.strip()
+    return "uniform"
+
+
+def class_phases(spec: Spec) -> dict[str, tuple[Phase, ...]]:
+    """The phases of each client class whose workload is ``rounds``."""
+    return {
+        group.name: spec.workloads[group.workload].params["phases"]
+        for group in spec.network.clients
+        if spec.workloads[group.workload].model == "rounds"
+    }
+
+
+def pinned_paths(
+    spec: Spec, measured_clients: dict[tuple[str, int], list[tuple[str, str]]]
+) -> dict[tuple[str, int, str], tuple[str, ...]]:
+    """(variant, seed, client) -> the path its variant's torrc pins for its
+    class, for the measured clients that have one."""
+    by_name = {v.name: v for v in spec.variants}
+    paths = {}
+    for (variant, seed), hosts in measured_clients.items():
+        for host, cls in hosts:
+            pinned = pinned_path(by_name[variant].torrc.get(cls, ()))
+            if pinned is not None:
+                paths[(variant, seed, host)] = pinned
+    return paths
+
+
+def _scenario(name: str) -> str:
+    return _SCENARIO.sub("", name) or "base"
+
+
+def _plot(summaries: list[PhaseSummary], spec: Spec, phase: str, path: Path) -> None:
+    """Completion time against N, one line per scenario and rule."""
+    by_name = {v.name: v for v in spec.variants}
+    series: dict[str, list[tuple[int, PhaseSummary]]] = defaultdict(list)
+    for s in summaries:
+        variant = by_name[s.variant]
+        n = variant.expect_mctor_connections
+        if s.phase != phase or n is None:
+            continue
+        rules = ("uniform", "hashing") if n == 1 else (stream_rule(variant),)
+        for rule in rules:
+            series[f"{_scenario(s.variant)} {rule}"].append((n, s))
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, points in sorted(series.items()):
+        if len(points) < 2:
+            continue
+        points.sort(key=lambda p: p[0])
+        xs = [n for n, _ in points]
+        ys = [s.completion.mean for _, s in points]
+        errors = [
+            (s.completion.mean - (s.completion.low or s.completion.mean))
+            if s.completion.low is not None
+            else 0.0
+            for _, s in points
+        ]
+        ax.errorbar(xs, ys, yerr=errors, marker="o", capsize=3, label=label)
+    ax.set_xticks(sorted({n for points in series.values() for n, _ in points}))
+    ax.set_xlabel("connections per hop (N)")
+    ax.set_ylabel("round completion time (s)")
+    ax.set_title(f"{phase}: mean over seeds, 95% t interval")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="x-small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def mctor_sections(
+    spec: Spec,
+    layout: Layout,
+    transfers: list[TransferRow],
+    circuits: list[CircuitRow],
+    measured_clients: dict[tuple[str, int], list[tuple[str, str]]],
+    out: Path,
+) -> tuple[list[str], list[str], list[Path]]:
+    """(report lines, failures, plots); nothing unless a client class runs
+    the rounds workload or a variant expects MCTor connections."""
+    phases_by_class = class_phases(spec)
+    expected = {
+        v.name: v.expect_mctor_connections
+        for v in spec.variants
+        if v.expect_mctor_connections is not None
+    }
+    if not phases_by_class and not expected:
+        return [], [], []
+    variants = [v.name for v in spec.variants]
+    by_name = {v.name: v for v in spec.variants}
+    served = read_served(layout.served_csv) if layout.served_csv.is_file() else []
+    all_rounds = rounds(transfers, served, phases_by_class)
+    summaries = summarize(all_rounds, variants)
+    lines = [
+        "",
+        "## Rounds of parallel streams",
+        "",
+        "A round starts a phase's streams together and completes with the last byte of "
+        "the last stream: at the client for a download, at the server for an upload. "
+        "Throughput is the round's payload over its completion time. Rounds outside "
+        "Tukey's fences (k = 1.5, over all seeds of the variant and phase) are counted as "
+        "outliers and left out of the means; the mean is over seeds of each seed's mean, "
+        "with a 95% t interval. Rounds with a failed stream are counted apart.",
+        "",
+    ]
+    lines += table(
+        ["variant", "N", "rule", "phase", "rounds", "failed", "outliers (fences, s)"]
+        + ["completion (s)", "throughput (Mbit/s)"],
+        [
+            [
+                s.variant,
+                str(by_name[s.variant].expect_mctor_connections or "–"),
+                stream_rule(by_name[s.variant])
+                if (by_name[s.variant].expect_mctor_connections or 1) > 1
+                else "–",
+                s.phase,
+                str(s.rounds),
+                str(s.failed),
+                f"{s.outliers} ({s.fences[0]:.2f}, {s.fences[1]:.2f})",
+                s.completion.format(1, "", 2).lstrip("+"),
+                s.throughput.format(1, "", 1).lstrip("+"),
+            ]
+            for s in summaries
+        ],
+    )
+    plots = []
+    for phase in sorted({s.phase for s in summaries}):
+        path = out / f"mctor-completion-{phase}.png"
+        _plot(summaries, spec, phase, path)
+        plots.append(path)
+
+    gaps = fairness_gaps(all_rounds, variants)
+    if gaps:
+        lines += [
+            "",
+            "## Fairness between two users",
+            "",
+            "In runs with two measured users on the same path: one minus the ratio of the "
+            "slower user's mean round throughput to the faster one's (0 is fair), per "
+            "phase, mean over seeds with a 95% t interval.",
+            "",
+        ]
+        lines += table(
+            ["variant", "phase", "fairness gap"],
+            [[g.variant, g.phase, g.gap.format(1, "", 3).lstrip("+")] for g in gaps],
+        )
+
+    failures: list[str] = []
+    if expected:
+        paths = pinned_paths(spec, measured_clients)
+        placements = (
+            read_placements(layout.placements_csv) if layout.placements_csv.is_file() else []
+        )
+        hops = hop_checks(placements, paths, expected)
+        lines += [
+            "",
+            "## Connections on the path",
+            "",
+            "From the placement lines tor logs with MCTorConnections set "
+            "(tor-patches/0003): for each hop of each measured client's pinned path, the "
+            "connections the nearer end had open to the next one when it last placed a "
+            "circuit there, how many of them still took new circuits (usable), the most "
+            "usable at any placement, and the outbound circuits on each open connection "
+            "then. A hop passes when the last usable count is what the variant asks for.",
+            "",
+        ]
+        lines += table(
+            ["variant", "seed", "hop", "expected", "open", "usable", "most usable"]
+            + ["circuits each", "placements", "ok"],
+            [
+                [
+                    h.variant,
+                    str(h.seed),
+                    f"{h.host} → {h.peer}",
+                    str(h.expected),
+                    "–" if h.open_connections is None else str(h.open_connections),
+                    "–" if h.usable_connections is None else str(h.usable_connections),
+                    str(h.most_usable),
+                    " ".join(map(str, h.circuits)) or "–",
+                    str(h.placements),
+                    "yes" if h.ok else "NO",
+                ]
+                for h in sorted(hops, key=lambda h: (variants.index(h.variant), h.seed))
+            ],
+        )
+        failures += [
+            f"{h.variant}/seed-{h.seed} {h.host} → {h.peer}: "
+            f"{'no placement logged' if h.usable_connections is None else h.usable_connections} "
+            f"usable connections, expected {h.expected}"
+            for h in hops
+            if not h.ok
+        ]
+        used = stream_circuits(circuits, paths.keys(), expected)
+        lines += [
+            "",
+            "## Circuits carrying the streams",
+            "",
+            "From the client's STREAM events (oniontrace): how many circuits carried at "
+            "least one of a measured client's streams. MCTor keeps N circuits and gives "
+            "each stream one of them; stock tor (N = 1) promises no number, so it is "
+            "shown, not checked.",
+            "",
+        ]
+        lines += table(
+            ["variant", "seed", "client", "expected", "circuits", "streams", "ok"],
+            [
+                [u.variant, str(u.seed), u.host, str(u.expected), str(u.circuits)]
+                + [str(u.streams), {True: "yes", False: "NO", None: "–"}[u.ok]]
+                for u in sorted(used, key=lambda u: (variants.index(u.variant), u.seed))
+            ],
+        )
+        failures += [
+            f"{u.variant}/seed-{u.seed} {u.host}: streams on {u.circuits} circuits, "
+            f"expected {u.expected}"
+            for u in used
+            if u.ok is False
+        ]
+    return lines, failures, plots

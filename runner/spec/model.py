@@ -1,0 +1,614 @@
+"""Experiment specs: load a YAML file, validate every key, return plain data.
+
+Nothing is written and nothing runs until a spec has passed here; each
+problem is reported as ``file: key: what was expected``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from runner.errors import SpecError
+from runner.spec.params import Param, Where, check_params
+from topologies import GENERATORS
+from workloads.models import MODELS
+
+RELAY_ROLES = ("exitguard", "exit", "guard", "middle")
+# Roles a variant's torrc lines can target; client classes may be named too.
+TORRC_ROLES = ("all", "authority", "relay", *RELAY_ROLES, "client")
+TOR_BUILDS = ("stock", "patched")  # Debian's tor, or `make tor`'s build
+_NAME = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
+_CLASS = re.compile(r"^[a-z][a-z0-9]{0,11}$")
+_TORRC_LINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\s+\S.*)?$")
+_CONSENSUS_PARAM = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+
+@dataclass(frozen=True)
+class Topology:
+    generator: str
+    params: dict[str, Any]
+    regions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RelayGroup:
+    role: str
+    count: int
+    bandwidth: tuple[int, int]  # bits/s, sampled log-uniformly in [low, high]
+    regions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LinkClass:
+    """A kind of access link (residential, institutional, ...): the share of
+    a client group that has it and its speeds, sampled log-uniformly in the
+    ranges. One draw places a client in both ranges, so a faster downlink
+    goes with a faster uplink; without an uplink range the link is symmetric."""
+
+    name: str
+    share: float
+    down: tuple[int, int]  # bits/s
+    up: tuple[int, int] | None
+
+
+@dataclass(frozen=True)
+class ClientGroup:
+    name: str  # the class: perf, web, bulk, ...
+    count: int
+    workload: str
+    bandwidth_down: int
+    bandwidth_up: int
+    regions: tuple[str, ...]
+    measured: bool
+    links: tuple[LinkClass, ...] = ()  # if given, these set the bandwidths
+
+
+@dataclass(frozen=True)
+class ServerGroup:
+    count: int
+    bandwidth: int
+    regions: tuple[str, ...]
+    port: int
+
+
+@dataclass(frozen=True)
+class Network:
+    topology: Topology
+    authorities: int
+    relays: tuple[RelayGroup, ...]
+    clients: tuple[ClientGroup, ...]
+    servers: ServerGroup
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    model: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    tor: str
+    torrc: dict[str, tuple[str, ...]]
+    consensus: dict[str, int]
+    description: str = ""
+    # Conflux legs every linked set of a measured client must have; 0 means
+    # conflux must not be used; None means no check.
+    expect_conflux_legs: int | None = None
+    # Mixed networks: a torrc section's lines go to this share of the hosts
+    # it names (chosen per seed, the same for every variant).
+    fractions: dict[str, float] = field(default_factory=dict)
+    # Share of each client class whose clients also run a relay.
+    client_relays: dict[str, float] = field(default_factory=dict)
+    # Growth: this share more clients of each class, on the same relays.
+    extra_clients: float = 0.0
+    # At most this many clients of each class named (the first ones): a
+    # variant can leave out clients the network has, keeping the rest as
+    # they are.
+    clients: dict[str, int] = field(default_factory=dict)
+    # MCTor connections expected between adjacent hops of a measured
+    # client's pinned path (tor-patches/0003); None means no check.
+    expect_mctor_connections: int | None = None
+
+
+@dataclass(frozen=True)
+class Duration:
+    bootstrap: float  # seconds of simulated time before traffic starts
+    measure: float  # seconds of traffic
+    # Seconds of traffic on the local backend, which runs in real time (its
+    # bootstrap lasts as long as the network takes).
+    local_measure: float = 0.0
+
+
+@dataclass(frozen=True)
+class Checks:
+    min_completion: float  # per measured client and run
+    min_transfers_per_size: int = 0  # completed, per measured client, run and size
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    description: str
+    path: str
+    sha256: str
+    seeds: tuple[int, ...]
+    baseline: str
+    duration: Duration
+    network: Network
+    workloads: dict[str, Workload]
+    variants: tuple[Variant, ...]
+    checks: Checks
+    comparisons: tuple[tuple[str, str], ...] = ()  # (variant, reference) pairs
+    raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
+
+    def variant(self, name: str) -> Variant:
+        for variant in self.variants:
+            if variant.name == name:
+                return variant
+        raise KeyError(name)
+
+    @property
+    def stop_time(self) -> float:
+        return self.duration.bootstrap + self.duration.measure
+
+    def class_sizes(self) -> dict[str, tuple[int, ...]]:
+        """The transfer sizes each client class's workload asks for."""
+        sizes = {}
+        for group in self.network.clients:
+            params = self.workloads[group.workload].params
+            if "phases" in params:  # rounds: the sizes clients download
+                sizes[group.name] = tuple(
+                    sorted({p.size for p in params["phases"] if p.direction == "down"})
+                )
+            else:
+                sizes[group.name] = (
+                    tuple(params["sizes"]) if "sizes" in params else (params["size"],)
+                )
+        return sizes
+
+
+def _mapping(
+    value: Any, where: Where, required: tuple[str, ...], optional: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise where.error("expected a mapping")
+    for key in value:
+        if key not in required and key not in optional:
+            known = ", ".join((*required, *optional))
+            raise where.child(str(key)).error(f"unknown key (expected one of: {known})")
+    for key in required:
+        if key not in value:
+            raise where.child(key).error("required key is missing")
+    return value
+
+
+def _value(value: Any, where: Where, param: Param) -> Any:
+    return param.convert(value, where)
+
+
+def _name(value: Any, where: Where, pattern: re.Pattern[str] = _NAME) -> str:
+    if not isinstance(value, str) or not pattern.match(value):
+        raise where.error(f"expected a name matching {pattern.pattern}, got {value!r}")
+    return value
+
+
+def _regions(value: Any, where: Where, topology: Topology) -> tuple[str, ...]:
+    if value is None:
+        return topology.regions
+    names = _value(value, where, Param("list:str"))
+    for i, region in enumerate(names):
+        if region not in topology.regions:
+            raise where.child(i).error(
+                f"unknown region {region!r} (the topology has {list(topology.regions)})"
+            )
+    return tuple(names)
+
+
+def _bandwidth_range(value: Any, where: Where) -> tuple[int, int]:
+    one = Param("bandwidth", minimum=8000)
+    if isinstance(value, list):
+        if len(value) != 2:
+            raise where.error("expected a bandwidth or a range [low, high]")
+        low, high = (one.convert(v, where.child(i)) for i, v in enumerate(value))
+        if low > high:
+            raise where.error("the range's low end is above its high end")
+        return low, high
+    single = one.convert(value, where)
+    return single, single
+
+
+def _links(value: Any, where: Where) -> tuple[LinkClass, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, dict) or not value:
+        raise where.error("expected a mapping of link classes, e.g. residential: {share: 0.9, ...}")
+    links = []
+    for name, body_value in value.items():
+        w = where.child(str(name))
+        body = _mapping(body_value, w, ("share", "bandwidth"), ("bandwidth_up",))
+        up = body.get("bandwidth_up")
+        links.append(
+            LinkClass(
+                name=_name(name, w),
+                share=_value(body["share"], w.child("share"), Param("float", minimum=0.0)),
+                down=_bandwidth_range(body["bandwidth"], w.child("bandwidth")),
+                up=None if up is None else _bandwidth_range(up, w.child("bandwidth_up")),
+            )
+        )
+    total = sum(link.share for link in links)
+    if abs(total - 1.0) > 1e-6:
+        raise where.error(f"the shares must add up to 1 (they add up to {total:g})")
+    return tuple(links)
+
+
+def _topology(value: Any, where: Where) -> Topology:
+    body = _mapping(value, where, ("generator",), ("params",))
+    generator = body["generator"]
+    if generator not in GENERATORS:
+        raise where.child("generator").error(
+            f"unknown topology generator {generator!r} (known: {', '.join(GENERATORS)})"
+        )
+    module = GENERATORS[generator]
+    params_where = where.child("params")
+    if hasattr(module, "check"):
+        params = module.check(body.get("params") or {}, params_where)
+    else:
+        params = check_params(body.get("params"), module.PARAMS, params_where, generator)
+    return Topology(generator, params, tuple(module.regions(params)))
+
+
+def _network(value: Any, where: Where) -> Network:
+    body = _mapping(value, where, ("topology", "relays", "clients", "servers"), ("authorities",))
+    topology = _topology(body["topology"], where.child("topology"))
+    authorities = _value(
+        body.get("authorities", 1), where.child("authorities"), Param("int", minimum=1, maximum=9)
+    )
+
+    relays_where = where.child("relays")
+    relays_body = _mapping(body["relays"], relays_where, (), RELAY_ROLES)
+    relays = []
+    for role in RELAY_ROLES:
+        if role not in relays_body:
+            continue
+        w = relays_where.child(role)
+        group = _mapping(relays_body[role], w, ("count", "bandwidth"), ("regions",))
+        relays.append(
+            RelayGroup(
+                role=role,
+                count=_value(group["count"], w.child("count"), Param("int", minimum=0)),
+                bandwidth=_bandwidth_range(group["bandwidth"], w.child("bandwidth")),
+                regions=_regions(group.get("regions"), w.child("regions"), topology),
+            )
+        )
+    exits = sum(g.count for g in relays if g.role in ("exit", "exitguard"))
+    guards = sum(g.count for g in relays if g.role in ("guard", "exitguard"))
+    if exits == 0:
+        raise relays_where.error("a network needs at least one exit or exitguard relay")
+    if guards == 0:
+        raise relays_where.error("a network needs at least one guard or exitguard relay")
+    if sum(g.count for g in relays) < 3:
+        raise relays_where.error("a tor circuit needs at least 3 relays")
+
+    clients_where = where.child("clients")
+    if not isinstance(body["clients"], dict) or not body["clients"]:
+        raise clients_where.error("expected a mapping of client classes (at least one)")
+    clients = []
+    for name, group_value in body["clients"].items():
+        w = clients_where.child(str(name))
+        cls = _name(name, w, _CLASS)
+        if cls in TORRC_ROLES:
+            raise w.error(f"a client class may not be called like a role ({cls!r})")
+        group = _mapping(
+            group_value,
+            w,
+            ("count", "workload"),
+            ("bandwidth", "regions", "measured", "bandwidth_up", "links"),
+        )
+        links = _links(group.get("links"), w.child("links"))
+        if not links and "bandwidth" not in group:
+            raise w.child("bandwidth").error("required key is missing (or give 'links')")
+        if links and ("bandwidth" in group or "bandwidth_up" in group):
+            raise w.child("links").error("give either 'links' or 'bandwidth', not both")
+        one = Param("bandwidth", minimum=8000)
+        if links:  # each client's speeds come from its link class
+            down = up = links[0].down[0]
+        else:
+            down = _value(group["bandwidth"], w.child("bandwidth"), one)
+            up = _value(group.get("bandwidth_up", group["bandwidth"]), w.child("bandwidth_up"), one)
+        clients.append(
+            ClientGroup(
+                name=cls,
+                count=_value(group["count"], w.child("count"), Param("int", minimum=1)),
+                workload=_name(group["workload"], w.child("workload")),
+                bandwidth_down=down,
+                bandwidth_up=up,
+                regions=_regions(group.get("regions"), w.child("regions"), topology),
+                measured=_value(group.get("measured", True), w.child("measured"), Param("bool")),
+                links=links,
+            )
+        )
+
+    servers_where = where.child("servers")
+    sbody = _mapping(body["servers"], servers_where, ("count", "bandwidth"), ("regions", "port"))
+    servers = ServerGroup(
+        count=_value(sbody["count"], servers_where.child("count"), Param("int", minimum=1)),
+        bandwidth=_value(
+            sbody["bandwidth"], servers_where.child("bandwidth"), Param("bandwidth", minimum=8000)
+        ),
+        regions=_regions(sbody.get("regions"), servers_where.child("regions"), topology),
+        port=_value(
+            sbody.get("port", 80),
+            servers_where.child("port"),
+            Param("int", minimum=1, maximum=65535),
+        ),
+    )
+    return Network(topology, authorities, tuple(relays), tuple(clients), servers)
+
+
+def _workloads(value: Any, where: Where) -> dict[str, Workload]:
+    if not isinstance(value, dict) or not value:
+        raise where.error("expected a mapping of workloads (at least one)")
+    result = {}
+    for name, body_value in value.items():
+        w = where.child(str(name))
+        body = _mapping(body_value, w, ("model",), ("params",))
+        model = body["model"]
+        if model not in MODELS:
+            raise w.child("model").error(
+                f"unknown workload model {model!r} (known: {', '.join(MODELS)})"
+            )
+        params = check_params(body.get("params"), MODELS[model].PARAMS, w.child("params"), model)
+        result[_name(name, w)] = Workload(str(name), model, params)
+    return result
+
+
+def _variants(value: Any, where: Where, client_classes: set[str]) -> tuple[Variant, ...]:
+    if not isinstance(value, dict) or not value:
+        raise where.error("expected a mapping of variants (at least one)")
+    variants = []
+    for name, body_value in value.items():
+        w = where.child(str(name))
+        _name(name, w)
+        body = _mapping(
+            body_value or {},
+            w,
+            (),
+            (
+                "tor",
+                "torrc",
+                "consensus",
+                "description",
+                "expect",
+                "fractions",
+                "client_relays",
+                "extra_clients",
+                "clients",
+            ),
+        )
+        tor = body.get("tor", "stock")
+        if tor not in TOR_BUILDS:
+            raise w.child("tor").error(f"expected one of {', '.join(TOR_BUILDS)}, got {tor!r}")
+        torrc: dict[str, tuple[str, ...]] = {}
+        torrc_where = w.child("torrc")
+        torrc_body = body.get("torrc") or {}
+        if not isinstance(torrc_body, dict):
+            raise torrc_where.error("expected a mapping of role to a list of torrc lines")
+        for role, lines in torrc_body.items():
+            rw = torrc_where.child(str(role))
+            if role not in TORRC_ROLES and role not in client_classes:
+                known = ", ".join((*TORRC_ROLES, *sorted(client_classes)))
+                raise rw.error(f"unknown role (expected one of: {known})")
+            if not isinstance(lines, list) or not all(isinstance(x, str) for x in lines):
+                raise rw.error("expected a list of torrc lines such as 'ConfluxEnabled 1'")
+            for i, line in enumerate(lines):
+                if "\n" in line or not _TORRC_LINE.match(line.strip()):
+                    raise rw.child(i).error(f"expected one torrc line 'Option value', got {line!r}")
+                if line.split()[0].lower() == "consensusparams":
+                    raise rw.child(i).error(
+                        "set consensus parameters under the variant's 'consensus' key"
+                    )
+            torrc[str(role)] = tuple(line.strip() for line in lines)
+        consensus: dict[str, int] = {}
+        cw = w.child("consensus")
+        consensus_body = body.get("consensus") or {}
+        if not isinstance(consensus_body, dict):
+            raise cw.error("expected a mapping of consensus parameter to integer")
+        for key, raw in consensus_body.items():
+            if not _CONSENSUS_PARAM.match(str(key)):
+                raise cw.child(str(key)).error("expected a consensus parameter name")
+            consensus[str(key)] = _value(
+                raw, cw.child(str(key)), Param("int", minimum=-(2**31), maximum=2**31 - 1)
+            )
+        description = body.get("description", "")
+        if not isinstance(description, str):
+            raise w.child("description").error("expected a string")
+        ew = w.child("expect")
+        expect = _mapping(body.get("expect") or {}, ew, (), ("conflux_legs", "mctor_connections"))
+        legs = expect.get("conflux_legs")
+        if legs is not None:
+            legs = _value(legs, ew.child("conflux_legs"), Param("int", minimum=0, maximum=8))
+        mctor = expect.get("mctor_connections")
+        if mctor is not None:
+            mctor = _value(
+                mctor, ew.child("mctor_connections"), Param("int", minimum=1, maximum=16)
+            )
+        fractions = _shares(body.get("fractions"), w.child("fractions"), set(torrc))
+        client_relays = _shares(body.get("client_relays"), w.child("client_relays"), client_classes)
+        extra = _value(
+            body.get("extra_clients", 0.0),
+            w.child("extra_clients"),
+            Param("float", minimum=0.0, maximum=10.0),
+        )
+        variants.append(
+            Variant(
+                str(name),
+                tor,
+                torrc,
+                consensus,
+                description.strip(),
+                legs,
+                fractions,
+                client_relays,
+                extra,
+                _client_caps(body.get("clients"), w.child("clients"), client_classes),
+                mctor,
+            )
+        )
+    return tuple(variants)
+
+
+def _by_name(
+    value: Any, where: Where, names: set[str], param: Param, what: tuple[str, str]
+) -> dict[str, Any]:
+    """A mapping of name (one of ``names``) to a ``param`` value; ``what``
+    is (the mapping, a key) as error messages name them."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise where.error(f"expected a mapping of {what[0]}")
+    result = {}
+    for key, raw in value.items():
+        if str(key) not in names:
+            known = ", ".join(sorted(names)) or "none"
+            raise where.child(str(key)).error(f"unknown {what[1]} (expected one of: {known})")
+        result[str(key)] = _value(raw, where.child(str(key)), param)
+    return result
+
+
+def _shares(value: Any, where: Where, names: set[str]) -> dict[str, float]:
+    """A mapping of name (one of ``names``) to a share in [0, 1]."""
+    return _by_name(
+        value,
+        where,
+        names,
+        Param("float", minimum=0.0, maximum=1.0),
+        ("name to a share between 0 and 1", "name"),
+    )
+
+
+def _client_caps(value: Any, where: Where, classes: set[str]) -> dict[str, int]:
+    """A mapping of client class to the most clients of it a variant keeps."""
+    return _by_name(
+        value,
+        where,
+        classes,
+        Param("int", minimum=0),
+        ("client class to a number of clients", "client class"),
+    )
+
+
+def _comparisons(
+    value: Any, where: Where, names: list[str], baseline: str
+) -> tuple[tuple[str, str], ...]:
+    """(variant, reference) pairs to compare; by default each variant against the baseline."""
+    if value is None:
+        return tuple((v, baseline) for v in names if v != baseline)
+    if not isinstance(value, list) or not value:
+        raise where.error("expected a list of [variant, reference] pairs")
+    pairs = []
+    for i, pair in enumerate(value):
+        pw = where.child(i)
+        if not isinstance(pair, list) or len(pair) != 2 or pair[0] == pair[1]:
+            raise pw.error("expected a pair [variant, reference] of two different variants")
+        for name in pair:
+            if name not in names:
+                raise pw.error(f"unknown variant {name!r} (variants: {names})")
+        pairs.append((str(pair[0]), str(pair[1])))
+    return tuple(pairs)
+
+
+TOP_REQUIRED = ("name", "seeds", "duration", "network", "workloads", "variants")
+TOP_OPTIONAL = ("description", "baseline", "checks", "comparisons")
+
+
+def parse_spec(data: Any, path: str, sha256: str = "") -> Spec:
+    """Validate already-loaded YAML ``data`` from ``path``."""
+    top = Where(path, "")
+    body = _mapping(data, top, TOP_REQUIRED, TOP_OPTIONAL)
+    name = _name(body["name"], top.child("name"))
+    seeds = _value(body["seeds"], top.child("seeds"), Param("list:int", minimum=0))
+    if len(set(seeds)) != len(seeds):
+        raise top.child("seeds").error("seeds must be distinct")
+    dw = top.child("duration")
+    dbody = _mapping(body["duration"], dw, ("bootstrap", "measure"), ("local_measure",))
+    measure = _value(dbody["measure"], dw.child("measure"), Param("time", minimum=10))
+    duration = Duration(
+        bootstrap=_value(dbody["bootstrap"], dw.child("bootstrap"), Param("time", minimum=60)),
+        measure=measure,
+        local_measure=_value(
+            dbody.get("local_measure", measure),
+            dw.child("local_measure"),
+            Param("time", minimum=10),
+        ),
+    )
+    network = _network(body["network"], top.child("network"))
+    workloads = _workloads(body["workloads"], top.child("workloads"))
+    for group in network.clients:
+        if group.workload not in workloads:
+            raise top.child(f"network.clients.{group.name}.workload").error(
+                f"no workload called {group.workload!r} (defined: {', '.join(workloads)})"
+            )
+    variants = _variants(body["variants"], top.child("variants"), {g.name for g in network.clients})
+    names = [v.name for v in variants]
+    baseline = body.get("baseline", names[0])
+    if baseline not in names:
+        raise top.child("baseline").error(f"expected one of the variants {names}, got {baseline!r}")
+    cw = top.child("checks")
+    cbody = _mapping(body.get("checks") or {}, cw, (), ("min_completion", "min_transfers_per_size"))
+    checks = Checks(
+        min_completion=_value(
+            cbody.get("min_completion", 0.95),
+            cw.child("min_completion"),
+            Param("float", minimum=0.0, maximum=1.0),
+        ),
+        min_transfers_per_size=_value(
+            cbody.get("min_transfers_per_size", 0),
+            cw.child("min_transfers_per_size"),
+            Param("int", minimum=0),
+        ),
+    )
+    comparisons = _comparisons(body.get("comparisons"), top.child("comparisons"), names, baseline)
+    description = body.get("description", "")
+    if not isinstance(description, str):
+        raise top.child("description").error("expected a string")
+    return Spec(
+        name=name,
+        description=description.strip(),
+        path=path,
+        sha256=sha256,
+        seeds=tuple(seeds),
+        baseline=baseline,
+        duration=duration,
+        network=network,
+        workloads=workloads,
+        variants=variants,
+        checks=checks,
+        comparisons=comparisons,
+        raw=body,
+    )
+
+
+def load_spec(path: Path) -> Spec:
+    """Read and validate the spec at ``path``; SpecError on any problem."""
+    shown = str(path)
+    if not path.is_file():
+        raise SpecError(shown, "(file)", "no such spec file")
+    text = path.read_bytes()
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "(file)"
+        raise SpecError(
+            shown, where, f"expected valid YAML ({getattr(exc, 'problem', exc)})"
+        ) from None
+    return parse_spec(data, shown, hashlib.sha256(text).hexdigest())

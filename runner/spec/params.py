@@ -1,0 +1,137 @@
+"""Typed, self-describing parameters for generators (topologies, workloads).
+
+A generator declares ``PARAMS = {name: Param(...)}``; the spec loader checks a
+spec's ``params`` mapping against it, so every generator's errors read the same
+way: ``file: key.path: what was expected``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from runner.errors import SpecError
+from runner.spec.units import parse_bandwidth, parse_size, parse_time
+from workloads.phases import parse_phase
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where a value sits in a spec: the file and the dotted key path."""
+
+    path: str
+    key: str
+
+    def child(self, name: str | int) -> Where:
+        if isinstance(name, int):
+            return Where(self.path, f"{self.key}[{name}]")
+        return Where(self.path, f"{self.key}.{name}" if self.key else name)
+
+    def error(self, expected: str) -> SpecError:
+        return SpecError(self.path, self.key or "(top level)", expected)
+
+
+def _to_int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"expected an integer, got {value!r}")
+    return value
+
+
+def _to_float(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"expected a number, got {value!r}")
+    return float(value)
+
+
+def _to_str(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {value!r}")
+    return value
+
+
+def _to_bool(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"expected true or false, got {value!r}")
+    return value
+
+
+_CONVERTERS: dict[str, Callable[[Any], Any]] = {
+    "int": _to_int,
+    "float": _to_float,
+    "str": _to_str,
+    "bool": _to_bool,
+    "size": parse_size,
+    "time": parse_time,
+    "bandwidth": parse_bandwidth,
+    "phase": parse_phase,
+}
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter: its kind, its default (``REQUIRED`` if none) and bounds.
+
+    ``kind`` is one of int, float, str, bool, size, time, bandwidth, phase
+    (workloads.phases), or ``list:<kind>`` for a non-empty list of those.
+    """
+
+    kind: str
+    default: Any = None
+    required: bool = False
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] = ()
+    help: str = ""
+
+    def convert(self, value: Any, where: Where) -> Any:
+        if self.kind.startswith("list:"):
+            inner = Param(
+                self.kind.removeprefix("list:"),
+                minimum=self.minimum,
+                maximum=self.maximum,
+                choices=self.choices,
+            )
+            if not isinstance(value, list) or not value:
+                raise where.error(f"expected a non-empty list of {inner.kind} values")
+            return tuple(inner.convert(item, where.child(i)) for i, item in enumerate(value))
+        try:
+            converted = _CONVERTERS[self.kind](value)
+        except ValueError as exc:
+            raise where.error(str(exc)) from None
+        if self.choices and converted not in self.choices:
+            raise where.error(f"expected one of {', '.join(self.choices)}, got {converted!r}")
+        if self.minimum is not None and converted < self.minimum:
+            raise where.error(f"expected at least {self.minimum}, got {value!r}")
+        if self.maximum is not None and converted > self.maximum:
+            raise where.error(f"expected at most {self.maximum}, got {value!r}")
+        return converted
+
+
+def check_params(
+    given: Any, schema: Mapping[str, Param], where: Where, generator: str
+) -> dict[str, Any]:
+    """Validate ``given`` against ``schema``; return converted values with defaults."""
+    if given is None:
+        given = {}
+    if not isinstance(given, Mapping):
+        raise where.error(f"expected a mapping of parameters for {generator!r}")
+    unknown = sorted(set(given) - set(schema))
+    if unknown:
+        known = ", ".join(sorted(schema)) or "none"
+        raise where.child(str(unknown[0])).error(
+            f"unknown parameter for {generator!r} (known: {known})"
+        )
+    result: dict[str, Any] = {}
+    for name, param in schema.items():
+        if name in given:
+            result[name] = param.convert(given[name], where.child(name))
+        elif param.required:
+            raise where.child(name).error(f"required parameter of {generator!r} is missing")
+        else:
+            result[name] = (
+                param.convert(param.default, where.child(name))
+                if param.default is not None
+                else None
+            )
+    return result

@@ -1,0 +1,82 @@
+"""Benchmark: time and memory of each phase of an experiment, on this machine.
+
+Runs the experiment from scratch in a temporary results directory, one run
+at a time (so times and peak memory belong to one simulation), and appends
+a row per run to ``bench/results.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from runner.execute.manifest import read_manifest
+from runner.execute.run import default_backend, resolve_tools, run_experiment
+from runner.layout import Layout
+from runner.network.backends import BACKENDS
+from runner.spec.model import load_spec
+from runner.tables.collect import collect
+
+HEADER = (
+    "| date | machine | experiment | backend | run | generate (s) | bootstrap (s) "
+    "| simulate (s) | collect (s) | peak RSS of a child (MiB) | versions |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|\n"
+)
+
+
+def _machine() -> str:
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return f"{os.cpu_count()} cores, {memory:.0f} GiB, {platform.machine()}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="runner.tools.bench", description=__doc__)
+    parser.add_argument("spec")
+    parser.add_argument("--out", default="bench/results.md")
+    parser.add_argument("--backend", choices=sorted(BACKENDS), default=None)
+    args = parser.parse_args(argv)
+    spec = load_spec(Path(args.spec))
+    backend = BACKENDS[args.backend] if args.backend else default_backend()
+    tools = resolve_tools(spec, backend)
+    versions = ", ".join(f"{k} {v}" for k, v in sorted(tools.versions.items()) if v)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
+        layout = Layout(Path(tmp), spec.name)
+        started = time.monotonic()
+        outcomes = run_experiment(spec, layout, sys.argv, jobs=1, tools=tools, backend=backend)
+        if any(o.status != "complete" for o in outcomes):
+            print("a run failed; no benchmark recorded", file=sys.stderr)
+            return 1
+        collect(spec, layout)
+        total = time.monotonic() - started
+        # ru_maxrss of children is the largest single descendant (Shadow and its tors).
+        peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        today = datetime.now(UTC).strftime("%Y-%m-%d")
+        for o in outcomes:
+            phases = read_manifest(o.run_dir)["phases"]
+            # Shadow's bootstrap is simulated time inside "simulate"; the local
+            # backend's is wall time until every client's tor has bootstrapped.
+            bootstrap = f"{phases['bootstrap_s']:.1f}" if "bootstrap_s" in phases else "–"
+            rows.append(
+                f"| {today} | {_machine()} | {spec.name} | {backend.name} "
+                f"| {o.variant}/seed-{o.seed} | {phases['generate_s']:.1f} | {bootstrap} "
+                f"| {phases['simulate_s']:.1f} | {phases['collect_s']:.2f} | {peak_mib:.0f} "
+                f"| {versions} |\n"
+            )
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    existing = out.read_text() if out.is_file() else "# Benchmarks\n\n" + HEADER
+    out.write_text(existing + "".join(rows))
+    print(f"{len(rows)} runs in {total:.0f} s; appended to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
