@@ -163,6 +163,14 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
         transfers, measured_clients, spec.checks.min_completion
     )
     failures = [completion_failure(c, spec.checks.min_completion) for c in checks if not c.ok]
+    per_size = transfers_per_size(transfers, measured_clients, spec.class_sizes())
+    minimum = spec.checks.min_transfers_per_size
+    failures += [
+        f"{variant}/seed-{seed} {host}: {count} completed {human_size(size)} transfers "
+        f"(< {minimum})"
+        for (variant, seed, host, size), count in sorted(per_size.items())
+        if count < minimum
+    ]
     leg_checks = conflux_leg_checks(
         circuits,
         measured_clients,
@@ -174,21 +182,6 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
         for c in leg_checks
         if not c.ok
     ]
-    per_size = transfers_per_size(transfers, measured_clients, spec.class_sizes())
-    minimum = spec.checks.min_transfers_per_size
-    failures += [
-        f"{variant}/seed-{seed} {host}: {count} completed {human_size(size)} transfers "
-        f"(< {minimum})"
-        for (variant, seed, host, size), count in sorted(per_size.items())
-        if count < minimum
-    ]
-    failures += [
-        f"{m['variant']}/seed-{m['seed']}: run {m.get('status')}"
-        + (f": {str(m.get('error', '')).splitlines()[0]}" if m.get("error") else "")
-        for m in manifests
-        if m.get("status") != STATUS_COMPLETE
-    ]
-    failures += [d.describe() for d in damage or [] if d.matters]
 
     out = layout.report_dir
     work = partial_path(out)
@@ -210,6 +203,13 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
         spec, layout, transfers, set(measured_clients), work
     )
     failures += congestion_failures
+    failures += [
+        f"{m['variant']}/seed-{m['seed']}: run {m.get('status')}"
+        + (f": {str(m.get('error', '')).splitlines()[0]}" if m.get("error") else "")
+        for m in manifests
+        if m.get("status") != STATUS_COMPLETE
+    ]
+    failures += [d.describe() for d in damage or [] if d.matters]
     plots += congestion_plots
 
     first = complete[0] if complete else {}
@@ -283,29 +283,12 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
         f"{spec.checks.min_completion:.0%} of the transfers it finished, in every run: "
         f"{passed}/{len(checks)} client-runs pass."
     )
-    if damage is not None:
-        lines += [
-            "",
-            "Every log a run's tables come from must be present and not empty, and no "
-            "damaged line that was skipped may have held a record (a transfer's result, a "
-            f"circuit event): {sum(d.matters for d in damage)} logs fail this.",
-        ]
-    if failures:
-        lines += ["", "**FAILED:**", ""] + [f"- {f}" for f in failures]
     if minimum:
         fewest = min(per_size.values(), default=0)
         lines += [
             "",
             f"Every measured client must complete at least {minimum} transfers of each "
             f"size in every run: the fewest was {fewest}.",
-        ]
-    if leg_checks:
-        passed_legs = sum(c.ok for c in leg_checks)
-        lines += [
-            "",
-            "Conflux must be active as each variant expects (only sets of the expected "
-            f"number of legs; none where that is 0): {passed_legs}/{len(leg_checks)} "
-            "client-runs pass.",
         ]
     worst = sorted(checks, key=lambda c: c.rate)[:3]
     if worst:
@@ -316,6 +299,23 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
                 f"{c.variant}/seed-{c.seed} {c.host} {c.completed}/{c.attempted}" for c in worst
             ),
         ]
+    if leg_checks:
+        passed_legs = sum(c.ok for c in leg_checks)
+        lines += [
+            "",
+            "Conflux must be active as each variant expects (only sets of the expected "
+            f"number of legs; none where that is 0): {passed_legs}/{len(leg_checks)} "
+            "client-runs pass.",
+        ]
+    if damage is not None:
+        lines += [
+            "",
+            "Every log a run's tables come from must be present and not empty, and no "
+            "damaged line that was skipped may have held a record (a transfer's result, a "
+            f"circuit event): {sum(d.matters for d in damage)} logs fail this.",
+        ]
+    if failures:
+        lines += ["", "**FAILED:**", ""] + [f"- {f}" for f in failures]
 
     lines += [
         "",
