@@ -82,10 +82,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
     spec = load_spec(Path(args.spec))
     layout = _layout(spec, args)
     result = collect(spec, layout)
-    print(
-        f"collected {result.runs} runs: {result.transfers} transfers, "
-        f"{result.circuits} circuits -> {layout.transfers_csv}, {layout.circuits_csv}"
-    )
+    counts = ", ".join(f"{n} {name}" for name, n in result.rows.items())
+    print(f"collected {result.runs} runs: {counts} -> {layout.experiment_dir}/<table>.csv")
     return 0 if result.runs else 1
 
 

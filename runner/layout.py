@@ -21,6 +21,9 @@ class Layout:
     def key_store(self, clock: str, seed: int) -> Path:
         return self.experiment_dir / "keys" / clock / f"seed-{seed}"
 
+    def table_csv(self, name: str) -> Path:
+        return self.experiment_dir / f"{name}.csv"
+
     @property
     def transfers_csv(self) -> Path:
         return self.experiment_dir / "transfers.csv"

@@ -9,8 +9,8 @@ from runner.analyses.transfers import (
     summarize,
     transfers_per_size,
 )
-from runner.report.assemble import completion_failure
 from runner.report.stats import dkw_epsilon, mean_ci
+from runner.report.transfers import completion_failure
 from runner.tables.rows import CircuitRow, TransferRow
 
 

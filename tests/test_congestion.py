@@ -18,10 +18,12 @@ from runner.analyses.congestion import (
     window_of,
 )
 from runner.logs.hop_feedback import last_totals, parse_line
+from runner.logs.run_logs import RunLogs
 from runner.network.shadow_config import SHADOW_DATA
 from runner.spec.model import Variant
-from runner.tables.collect import HOP_FEEDBACK_COLUMNS, RunLogs, _write_csv, hop_feedback_rows
+from runner.tables.collect import _write_csv
 from runner.tables.rows import HopFeedbackRow, TransferRow, read_hop_feedback
+from runner.tables.schema import HOP_FEEDBACK_COLUMNS, hop_feedback_rows
 from tests.conftest import FIXTURES
 
 

@@ -133,7 +133,7 @@ def test_collect_finishes_damaged_runs_and_the_report_shows_them(tmp_path: Path)
     assert damage["shadow.data/hosts/perfclient3exit/tgen.1002.stdout"]["empty"] == "1"
     assert damage["shadow.data/hosts/perfclient4exit/tgen.*.stdout"]["missing"] == "1"
     assert not any("perfclient1exit" in log for log in damage)
-    assert collected.transfers == 2 * len(_result_lines(TGEN)) - int(cut["lost_records"])
+    assert collected.rows["transfers"] == 2 * len(_result_lines(TGEN)) - int(cut["lost_records"])
 
     result = write_report(spec, layout)
     report = result.path.read_text()

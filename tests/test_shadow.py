@@ -16,7 +16,8 @@ import yaml
 from runner.execute.manifest import read_manifest
 from runner.execute.run import resolve_tools
 from runner.execute.simulate import run_shadow
-from runner.tables.collect import RunLogs, transfer_rows
+from runner.logs.run_logs import RunLogs
+from runner.tables.schema import transfer_rows
 from tests.conftest import ROOT, needs_shadow
 
 pytestmark = [pytest.mark.shadow, needs_shadow]

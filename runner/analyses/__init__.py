@@ -1,0 +1,50 @@
+"""The questions experiments ask, each an analysis: the tables it adds from
+every run's logs, and the checks, report sections and plots it derives from
+them. ``runner.tables.collect`` and ``runner.report.assemble`` loop over
+ANALYSES and know none by name; the report shows them in this order.
+
+A new question is a module of computations here, its section builder in
+runner/report/, and one entry below (see the README, "Adding an analysis").
+"""
+
+from __future__ import annotations
+
+from runner.analyses.base import Analysis, ReportInput, Section
+from runner.report.circuits import circuits_section
+from runner.report.clients import client_sections
+from runner.report.congestion import congestion_sections
+from runner.report.mctor import mctor_sections
+from runner.report.relays import relays_section
+from runner.report.transfers import transfers_section
+from runner.tables import schema
+
+
+def _clients(inp: ReportInput) -> Section:
+    lines, failures, plots = client_sections(
+        inp.layout, inp.variants, inp.transfers, inp.circuits, inp.out
+    )
+    return Section(failures=failures, lines=lines, plots=plots)
+
+
+def _mctor(inp: ReportInput) -> Section:
+    lines, failures, plots = mctor_sections(
+        inp.spec, inp.layout, inp.transfers, inp.circuits, inp.measured_clients, inp.out
+    )
+    return Section(failures=failures, lines=lines, plots=plots)
+
+
+def _congestion(inp: ReportInput) -> Section:
+    lines, failures, plots = congestion_sections(
+        inp.spec, inp.layout, inp.transfers, set(inp.measured_clients), inp.out
+    )
+    return Section(failures=failures, lines=lines, plots=plots)
+
+
+ANALYSES: tuple[Analysis, ...] = (
+    Analysis("transfers", (schema.TRANSFERS,), transfers_section),
+    Analysis("circuits and conflux legs", (schema.CIRCUITS,), circuits_section),
+    Analysis("client bandwidth and rate limits", (schema.CLIENTS,), _clients),
+    Analysis("MCTor rounds and connections", (schema.SERVED, schema.PLACEMENTS), _mctor),
+    Analysis("congestion windows and hop feedback", (schema.HOP_FEEDBACK,), _congestion),
+    Analysis("relays in the consensus", (schema.RELAYS,), relays_section),
+)

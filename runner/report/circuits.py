@@ -1,0 +1,116 @@
+"""The report's circuit sections: circuits built and failed per variant, the
+conflux sets they linked, and the check that each variant links the conflux
+legs it expects."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from runner.analyses.base import ReportInput, Section
+from runner.analyses.transfers import conflux_leg_checks
+from runner.report.markdown import table
+from runner.report.transfers import _seconds
+from runner.tables.rows import CircuitRow
+
+
+def circuit_summary(circuits: list[CircuitRow], variants: list[str]) -> list[list[str]]:
+    """Per variant: circuits built and failed, build time, linked conflux sets.
+
+    Onion-service circuits (purpose HS_*) are left out: tor builds and closes
+    them on its own (vanguards), and none of the measured traffic uses them.
+    """
+    rows = []
+    for variant in variants:
+        mine = [c for c in circuits if c.variant == variant and not c.purpose.startswith("HS_")]
+        built = [c for c in mine if c.status == "BUILT"]
+        builds = sorted(c.build for c in built if c.build is not None)
+        median = builds[len(builds) // 2] if builds else float("nan")
+        legs: dict[tuple[int, str, str], set[str]] = defaultdict(set)
+        for c in mine:
+            if c.conflux_id:
+                legs[(c.seed, c.host, c.conflux_id)].add(c.circuit_id)
+        by_size: dict[int, int] = defaultdict(int)
+        for members in legs.values():
+            by_size[len(members)] += 1
+        shape = ", ".join(f"{n} legs: {count}" for n, count in sorted(by_size.items())) or "–"
+        rows.append(
+            [
+                variant,
+                str(len(built)),
+                str(len(mine) - len(built)),
+                _seconds(median),
+                str(len(legs)),
+                shape,
+            ]
+        )
+    return rows
+
+
+def circuits_section(inp: ReportInput) -> Section:
+    spec, circuits, variants = inp.spec, inp.circuits, inp.variants
+    leg_checks = conflux_leg_checks(
+        circuits,
+        inp.measured_clients,
+        {v.name: v.expect_conflux_legs for v in spec.variants if v.expect_conflux_legs is not None},
+    )
+    failures = [
+        f"{c.variant}/seed-{c.seed} {c.host}: conflux sets by legs {c.sets_by_legs or '{}'}, "
+        f"expected {'none' if c.expected == 0 else f'only {c.expected}-leg sets'}"
+        for c in leg_checks
+        if not c.ok
+    ]
+    notes = []
+    if leg_checks:
+        passed_legs = sum(c.ok for c in leg_checks)
+        notes += [
+            "",
+            "Conflux must be active as each variant expects (only sets of the expected "
+            f"number of legs; none where that is 0): {passed_legs}/{len(leg_checks)} "
+            "client-runs pass.",
+        ]
+    lines: list[str] = []
+    lines += [
+        "",
+        "## Circuits",
+        "",
+        "Clients' circuits from oniontrace CIRC events, without "
+        "onion-service (HS_*) circuits; a conflux set is the legs linked under one "
+        "CONFLUX_ID.",
+        "",
+    ]
+    lines += table(
+        [
+            "variant",
+            "built",
+            "failed",
+            "build time median (s)",
+            "conflux sets linked",
+            "sets by number of legs",
+        ],
+        circuit_summary(circuits, variants),
+    )
+    if leg_checks:
+        lines += [
+            "",
+            "## Conflux legs per client",
+            "",
+            "Sets each measured client linked in each run, by number of legs, against what "
+            "the variant expects.",
+            "",
+        ]
+        lines += table(
+            ["variant", "seed", "client", "expected legs", "sets linked", "sets by legs", "check"],
+            [
+                [
+                    c.variant,
+                    str(c.seed),
+                    c.host,
+                    str(c.expected),
+                    str(c.sets),
+                    ", ".join(f"{n} legs: {k}" for n, k in sorted(c.sets_by_legs.items())) or "–",
+                    "ok" if c.ok else "FAILED",
+                ]
+                for c in leg_checks
+            ],
+        )
+    return Section(notes, failures, lines)

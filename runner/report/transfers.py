@@ -1,0 +1,145 @@
+"""The report's transfer sections (runner.analyses.transfers): the completion
+checks, transfers per variant, class and size, the changes against each
+variant's reference, and the CDF plots."""
+
+from __future__ import annotations
+
+import math
+
+from runner.analyses.base import ReportInput, Section
+from runner.analyses.transfers import (
+    ClientCheck,
+    changes,
+    completion_checks,
+    summarize,
+    transfers_per_size,
+)
+from runner.report.markdown import table
+from runner.report.plots import draw_all, human_size
+
+
+def _seconds(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{value:.3f}"
+
+
+def completion_failure(check: ClientCheck, min_completion: float) -> str:
+    where = f"{check.variant}/seed-{check.seed} {check.host}"
+    if check.attempted == 0:
+        # Nothing finished: a dead client, or a run too short for its transfers.
+        return f"{where}: finished no transfer (none succeeded, none failed)"
+    return (
+        f"{where}: {check.completed}/{check.attempted} transfers completed (< {min_completion:.0%})"
+    )
+
+
+def transfers_section(inp: ReportInput) -> Section:
+    spec, transfers, variants = inp.spec, inp.transfers, inp.variants
+    checks: list[ClientCheck] = completion_checks(
+        transfers, inp.measured_clients, spec.checks.min_completion
+    )
+    failures = [completion_failure(c, spec.checks.min_completion) for c in checks if not c.ok]
+    per_size = transfers_per_size(transfers, inp.measured_clients, spec.class_sizes())
+    minimum = spec.checks.min_transfers_per_size
+    failures += [
+        f"{variant}/seed-{seed} {host}: {count} completed {human_size(size)} transfers "
+        f"(< {minimum})"
+        for (variant, seed, host, size), count in sorted(per_size.items())
+        if count < minimum
+    ]
+    passed = sum(c.ok for c in checks)
+    notes = [
+        "",
+        f"Every measured client must finish at least one transfer and complete at least "
+        f"{spec.checks.min_completion:.0%} of the transfers it finished, in every run: "
+        f"{passed}/{len(checks)} client-runs pass.",
+    ]
+    if minimum:
+        fewest = min(per_size.values(), default=0)
+        notes += [
+            "",
+            f"Every measured client must complete at least {minimum} transfers of each "
+            f"size in every run: the fewest was {fewest}.",
+        ]
+    worst = sorted(checks, key=lambda c: c.rate)[:3]
+    if worst:
+        notes += [
+            "",
+            "Lowest completion: "
+            + "; ".join(
+                f"{c.variant}/seed-{c.seed} {c.host} {c.completed}/{c.attempted}" for c in worst
+            ),
+        ]
+    lines: list[str] = []
+    lines += [
+        "",
+        "## Transfers",
+        "",
+        "Pooled over seeds; times in seconds from the request to the first/last byte "
+        "(as tornettools counts them); goodput is size over time to last byte.",
+        "",
+    ]
+    summaries = summarize(transfers, variants)
+    lines += table(
+        [
+            "class",
+            "size",
+            "variant",
+            "n ok",
+            "failed",
+            "error rate",
+            "TTFB median",
+            "TTFB p90",
+            "TTLB median",
+            "TTLB p90",
+            "goodput median (Mbit/s)",
+        ],
+        [
+            [
+                g.cls,
+                human_size(g.size),
+                g.variant,
+                str(g.completed),
+                str(g.failed),
+                f"{g.error_rate:.1%}",
+                _seconds(g.ttfb_median),
+                _seconds(g.ttfb_p90),
+                _seconds(g.ttlb_median),
+                _seconds(g.ttlb_p90),
+                f"{g.goodput_median:.2f}",
+            ]
+            for g in summaries
+        ],
+    )
+    lines += [
+        "",
+        "## Changes",
+        "",
+        "Relative change of the per-seed median of a variant against its reference "
+        "(negative is faster), paired by seed: the mean over seeds with a 95% t "
+        "confidence interval across seeds.",
+        "",
+    ]
+    by_metric = {
+        metric: {
+            (c.variant, c.reference, c.cls, c.size): c
+            for c in changes(transfers, spec.comparisons, metric)
+        }
+        for metric in ("ttfb", "ttlb")
+    }
+    lines += table(
+        ["class", "size", "variant", "against", "TTFB change", "TTLB change"],
+        [
+            [
+                key[2],
+                human_size(key[3]),
+                key[0],
+                key[1],
+                by_metric["ttfb"][key].estimate.format(100, "%")
+                if key in by_metric["ttfb"]
+                else "n/a",
+                change.estimate.format(100, "%"),
+            ]
+            for key, change in sorted(by_metric["ttlb"].items(), key=lambda kv: kv[0][2:])
+        ],
+    )
+    return Section(notes, failures, lines, draw_all(transfers, variants, inp.out))

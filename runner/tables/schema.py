@@ -1,0 +1,320 @@
+"""The tidy tables: each one's columns, and its rows from a run's logs.
+
+``transfers.csv``: one row per transfer a client finished; ``served.csv``:
+one per transfer a server finished (uploads end there); ``circuits.csv``:
+one per circuit built or failed; ``placements.csv``: one per circuit that a
+tor with MCTorConnections placed on a connection; ``hop_feedback.csv``: the
+hop feedback totals of each tor that logged them; ``relays.csv`` and
+``clients.csv``: the consensus and the clients. Times are seconds since the
+network started. The analyses (runner.analyses) say which tables they add;
+runner.tables.collect writes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from runner.logs import consensus as parse_consensus
+from runner.logs import mctor as parse_mctor
+from runner.logs import oniontrace as parse_oniontrace
+from runner.logs import tgen as parse_tgen
+from runner.logs.hop_feedback import PER_POSITION, HopFeedbackTotals, last_totals
+from runner.logs.mctor import read_fingerprint
+from runner.logs.run_logs import RunLogs
+from runner.logs.tgen import Transfer
+from runner.network.shadow_config import SHADOW_DATA
+
+TRANSFER_COLUMNS = [
+    "variant",
+    "seed",
+    "host",
+    "class",
+    "measured",
+    "transfer_id",
+    "vertex",
+    "size_bytes",
+    "bytes_received",
+    "send_bytes",
+    "start_s",
+    "end_s",
+    "ttfb_s",
+    "ttlb_s",
+    "success",
+    "error",
+]
+SERVED_COLUMNS = [
+    "variant",
+    "seed",
+    "server",
+    "peer",
+    "vertex",
+    "size_bytes",
+    "bytes_received",
+    "start_s",
+    "end_s",
+    "success",
+]
+PLACEMENT_COLUMNS = [
+    "variant",
+    "seed",
+    "host",
+    "peer",
+    "time_s",
+    "connection",
+    "open_connections",
+    "usable_connections",
+    "circuits",
+]
+# Per-position counts are ";"-separated.
+HOP_FEEDBACK_COLUMNS = ["variant", "seed", "host", "role"] + [
+    f.name for f in fields(HopFeedbackTotals)
+]
+RELAY_COLUMNS = [
+    "variant",
+    "seed",
+    "relay",
+    "role",
+    "flags",
+    "weight",
+    "measured",
+    "client_limit_rate",
+    "client_limit_burst",
+]
+CLIENT_COLUMNS = [
+    "variant",
+    "seed",
+    "host",
+    "class",
+    "measured",
+    "link",
+    "client_relay",
+    "bandwidth_down_bits",
+    "bandwidth_up_bits",
+]
+TOR_RECORD_MARKERS = parse_mctor.RECORD_MARKERS + ("Hop feedback totals",)
+CIRCUIT_COLUMNS = [
+    "variant",
+    "seed",
+    "host",
+    "class",
+    "circuit_id",
+    "status",
+    "time_s",
+    "build_s",
+    "purpose",
+    "hops",
+    "reason",
+    "conflux_id",
+    "guard",
+    "streams",
+]
+
+
+def _client_logs(logs: RunLogs, program: str) -> Iterator[tuple[dict[str, Any], Path]]:
+    """Each client's logs of ``program``, with the row fields that name the client."""
+    manifest = logs.manifest
+    for host, info in sorted(manifest["hosts"].items()):
+        if info["role"] != "client":
+            continue
+        who = {
+            "variant": manifest["variant"],
+            "seed": manifest["seed"],
+            "host": host,
+            "class": info["class"],
+        }
+        for log in logs.of(host, program):
+            yield who | {"measured": int(info["measured"])}, log
+
+
+def _round(value: float | None) -> str:
+    return "" if value is None else f"{value:.6f}"
+
+
+def _tgen_transfers(logs: RunLogs, log: Path) -> list[Transfer]:
+    """A tgen log's finished transfers; lines that do not parse are skipped."""
+    lines = logs.lines(log, parse_tgen.RECORD_MARKERS)
+    return list(parse_tgen.parse_lines(lines, logs.on_error(log)))
+
+
+def transfer_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
+    epoch = float(logs.manifest.get("clock_epoch", 0))
+    for who, log in _client_logs(logs, "tgen"):
+        for t in _tgen_transfers(logs, log):
+            yield who | {
+                "transfer_id": t.transfer_id,
+                "vertex": t.vertex,
+                "size_bytes": t.size,
+                "bytes_received": t.bytes_received,
+                "send_bytes": t.send_size,
+                "start_s": _round(t.start - epoch),
+                "end_s": _round(t.end - epoch),
+                "ttfb_s": _round(t.ttfb),
+                "ttlb_s": _round(t.ttlb),
+                "success": int(t.success),
+                "error": t.error,
+            }
+
+
+def served_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
+    """What the servers finished: an upload's last byte arrives there."""
+    manifest = logs.manifest
+    epoch = float(manifest.get("clock_epoch", 0))
+    for host, info in sorted(manifest["hosts"].items()):
+        if info["role"] != "server":
+            continue
+        for log in logs.of(host, "tgen"):
+            for t in _tgen_transfers(logs, log):
+                yield {
+                    "variant": manifest["variant"],
+                    "seed": manifest["seed"],
+                    "server": host,
+                    "peer": t.peer,
+                    "vertex": t.vertex,
+                    "size_bytes": t.size,
+                    "bytes_received": t.bytes_received,
+                    "start_s": _round(t.start - epoch),
+                    "end_s": _round(t.end - epoch),
+                    "success": int(t.success),
+                }
+
+
+def _nicknames(run_dir: Path, manifest: dict[str, Any]) -> dict[str, str]:
+    """Relay fingerprint -> host name, from the fingerprint files tor wrote."""
+    names = {}
+    for host in manifest["hosts"]:
+        path = run_dir / SHADOW_DATA / "hosts" / host / "fingerprint"
+        if path.is_file():
+            names[read_fingerprint(path.read_text())[1]] = host
+    return names
+
+
+def _tor_logs(logs: RunLogs) -> Iterator[tuple[str, str, Iterator[str]]]:
+    """(host, role, lines) for the stdout log of every tor host of a run."""
+    for host, info in sorted(logs.manifest["hosts"].items()):
+        if info["role"] == "server":
+            continue
+        for log in logs.of(host, "tor"):
+            yield host, info["role"], logs.lines(log, TOR_RECORD_MARKERS)
+
+
+def placement_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
+    """MCTor's placement log lines of every tor host (none unless it was on)."""
+    manifest = logs.manifest
+    names = _nicknames(logs.run_dir, manifest)
+    for host, _role, lines in _tor_logs(logs):
+        for p in parse_mctor.parse_lines(lines):
+            yield {
+                "variant": manifest["variant"],
+                "seed": manifest["seed"],
+                "host": host,
+                "peer": names.get(p.peer, "$" + p.peer),
+                "time_s": _round(p.time),
+                "connection": p.connection,
+                "open_connections": p.open_connections,
+                "usable_connections": p.usable_connections,
+                "circuits": ";".join(f"{c}:{n}" for c, n in sorted(p.circuits.items())),
+            }
+
+
+def hop_feedback_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
+    """The last hop feedback totals each tor host logged (none unless on)."""
+    manifest = logs.manifest
+    for host, role, lines in _tor_logs(logs):
+        totals = last_totals(lines)
+        if totals is None:
+            continue
+        row: dict[str, Any] = {
+            "variant": manifest["variant"],
+            "seed": manifest["seed"],
+            "host": host,
+            "role": role,
+        }
+        for name, value in asdict(totals).items():
+            row[name] = ";".join(map(str, value)) if name in PER_POSITION else value
+        yield row
+
+
+def circuit_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
+    epoch = float(logs.manifest.get("clock_epoch", 0))
+    for who, log in _client_logs(logs, "oniontrace"):
+        del who["measured"]
+        lines = logs.lines(log, parse_oniontrace.RECORD_MARKERS)
+        for c in parse_oniontrace.parse_lines(lines, logs.on_error(log)):
+            yield who | {
+                "circuit_id": c.circuit_id,
+                "status": c.status,
+                "time_s": _round(c.time - epoch),
+                "build_s": _round(c.build_time),
+                "purpose": c.purpose,
+                "hops": c.hops,
+                "reason": c.reason,
+                "conflux_id": c.conflux_id,
+                "guard": c.guard,
+                "streams": c.streams,
+            }
+
+
+def relay_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
+    """The relays of the last consensus the first authority made."""
+    manifest = logs.manifest
+    hosts = manifest["hosts"]
+    authority = next((h for h, info in sorted(hosts.items()) if info["role"] == "authority"), None)
+    if authority is None:
+        return
+    consensus = logs.run_dir / SHADOW_DATA / "hosts" / authority / "cached-consensus"
+    if not consensus.is_file():
+        return
+    lines = logs.lines(consensus, parse_consensus.RECORD_MARKERS)
+    for relay in parse_consensus.parse_consensus(lines, logs.on_error(consensus)):
+        limit = hosts.get(relay.nickname, {}).get("client_limit") or {}
+        yield {
+            "variant": manifest["variant"],
+            "seed": manifest["seed"],
+            "relay": relay.nickname,
+            "role": hosts.get(relay.nickname, {}).get("role", ""),
+            "flags": " ".join(sorted(relay.flags)),
+            "weight": relay.bandwidth,
+            "measured": int(relay.measured),
+            # What the relay was told to allow each non-relay client.
+            "client_limit_rate": limit.get("rate_bytes", ""),
+            "client_limit_burst": limit.get("burst_bytes", ""),
+        }
+
+
+def client_rows(manifest: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Each client of a run: its class, link and whether it also runs a relay."""
+    for host, info in sorted(manifest["hosts"].items()):
+        if info["role"] != "client":
+            continue
+        yield {
+            "variant": manifest["variant"],
+            "seed": manifest["seed"],
+            "host": host,
+            "class": info["class"],
+            "measured": int(info["measured"]),
+            "link": info.get("link") or "",
+            "client_relay": int(bool(info.get("client_relay"))),
+            "bandwidth_down_bits": info["bandwidth_down_bits"],
+            "bandwidth_up_bits": info["bandwidth_up_bits"],
+        }
+
+
+@dataclass(frozen=True)
+class Table:
+    """A tidy table, ``<experiment>/<name>.csv``: ``rows`` gives one run's rows."""
+
+    name: str
+    columns: list[str]
+    rows: Callable[[RunLogs], Iterable[dict[str, Any]]]
+
+
+TRANSFERS = Table("transfers", TRANSFER_COLUMNS, transfer_rows)
+SERVED = Table("served", SERVED_COLUMNS, served_rows)
+CIRCUITS = Table("circuits", CIRCUIT_COLUMNS, circuit_rows)
+RELAYS = Table("relays", RELAY_COLUMNS, relay_rows)
+CLIENTS = Table("clients", CLIENT_COLUMNS, lambda logs: client_rows(logs.manifest))
+PLACEMENTS = Table("placements", PLACEMENT_COLUMNS, placement_rows)
+HOP_FEEDBACK = Table("hop_feedback", HOP_FEEDBACK_COLUMNS, hop_feedback_rows)
