@@ -10,12 +10,14 @@ runner/report/, and one entry below (see the README, "Adding an analysis").
 from __future__ import annotations
 
 from runner.analyses.base import Analysis, ReportInput, Section
+from runner.analyses.congestion import is_congestion_experiment
 from runner.report.circuits import circuits_section
 from runner.report.clients import client_sections
 from runner.report.congestion import congestion_sections
-from runner.report.mctor import mctor_sections
+from runner.report.mctor import class_phases, mctor_sections
 from runner.report.relays import relays_section
 from runner.report.transfers import transfers_section
+from runner.spec.model import Spec
 from runner.tables import schema
 
 
@@ -33,6 +35,12 @@ def _mctor(inp: ReportInput) -> Section:
     return Section(failures=failures, lines=lines, plots=plots)
 
 
+def _asks_mctor(spec: Spec) -> bool:
+    """A class runs rounds of parallel streams, or a variant expects MCTor."""
+    expects = any(v.expect_mctor_connections is not None for v in spec.variants)
+    return bool(class_phases(spec)) or expects
+
+
 def _congestion(inp: ReportInput) -> Section:
     lines, failures, plots = congestion_sections(
         inp.spec, inp.layout, inp.transfers, set(inp.measured_clients), inp.out
@@ -44,7 +52,14 @@ ANALYSES: tuple[Analysis, ...] = (
     Analysis("transfers", (schema.TRANSFERS,), transfers_section),
     Analysis("circuits and conflux legs", (schema.CIRCUITS,), circuits_section),
     Analysis("client bandwidth and rate limits", (schema.CLIENTS,), _clients),
-    Analysis("MCTor rounds and connections", (schema.SERVED, schema.PLACEMENTS), _mctor),
-    Analysis("congestion windows and hop feedback", (schema.HOP_FEEDBACK,), _congestion),
+    Analysis(
+        "MCTor rounds and connections", (schema.SERVED, schema.PLACEMENTS), _mctor, _asks_mctor
+    ),
+    Analysis(
+        "congestion windows and hop feedback",
+        (schema.HOP_FEEDBACK,),
+        _congestion,
+        lambda spec: is_congestion_experiment(spec.variants),
+    ),
     Analysis("relays in the consensus", (schema.RELAYS,), relays_section),
 )

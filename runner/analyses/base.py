@@ -41,11 +41,17 @@ class Section:
     plots: list[Path] = field(default_factory=list)
 
 
+def always(spec: Spec) -> bool:
+    return True
+
+
 @dataclass(frozen=True)
 class Analysis:
-    """One question an experiment asks. ``report`` gives an empty Section
-    when the spec does not ask it."""
+    """One question an experiment asks: the tables it adds from every run's
+    logs (collected for every experiment), and, where ``applies`` says the
+    spec asks it, its part of the report."""
 
     name: str
     tables: tuple[Table, ...]
     report: Callable[[ReportInput], Section]
+    applies: Callable[[Spec], bool] = always

@@ -157,7 +157,7 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
         measured_clients,
         work,
     )
-    sections = [analysis.report(inputs) for analysis in ANALYSES]
+    sections = [a.report(inputs) for a in ANALYSES if a.applies(spec)]
     failures = [f for s in sections for f in s.failures]
     failures += _run_failures(manifests)
     failures += [d.describe() for d in damage or [] if d.matters]

@@ -8,8 +8,7 @@ from collections import defaultdict
 
 from runner.analyses.base import ReportInput, Section
 from runner.analyses.transfers import conflux_leg_checks
-from runner.report.markdown import table
-from runner.report.transfers import _seconds
+from runner.report.markdown import seconds, table
 from runner.tables.rows import CircuitRow
 
 
@@ -38,7 +37,7 @@ def circuit_summary(circuits: list[CircuitRow], variants: list[str]) -> list[lis
                 variant,
                 str(len(built)),
                 str(len(mine) - len(built)),
-                _seconds(median),
+                seconds(median),
                 str(len(legs)),
                 shape,
             ]

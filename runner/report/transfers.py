@@ -4,8 +4,6 @@ variant's reference, and the CDF plots."""
 
 from __future__ import annotations
 
-import math
-
 from runner.analyses.base import ReportInput, Section
 from runner.analyses.transfers import (
     ClientCheck,
@@ -14,12 +12,8 @@ from runner.analyses.transfers import (
     summarize,
     transfers_per_size,
 )
-from runner.report.markdown import table
+from runner.report.markdown import seconds, table
 from runner.report.plots import draw_all, human_size
-
-
-def _seconds(value: float) -> str:
-    return "n/a" if math.isnan(value) else f"{value:.3f}"
 
 
 def completion_failure(check: ClientCheck, min_completion: float) -> str:
@@ -101,10 +95,10 @@ def transfers_section(inp: ReportInput) -> Section:
                 str(g.completed),
                 str(g.failed),
                 f"{g.error_rate:.1%}",
-                _seconds(g.ttfb_median),
-                _seconds(g.ttfb_p90),
-                _seconds(g.ttlb_median),
-                _seconds(g.ttlb_p90),
+                seconds(g.ttfb_median),
+                seconds(g.ttfb_p90),
+                seconds(g.ttlb_median),
+                seconds(g.ttlb_p90),
                 f"{g.goodput_median:.2f}",
             ]
             for g in summaries

@@ -1,0 +1,74 @@
+"""Collection and the report know the analyses only through the registry:
+a new analysis adds its table and its report section by registering."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from runner.analyses import ANALYSES
+from runner.analyses.base import Analysis, ReportInput, Section
+from runner.layout import Layout
+from runner.logs.run_logs import RunLogs
+from runner.report import assemble
+from runner.spec.model import parse_spec
+from runner.tables import collect as collect_module
+from runner.tables.schema import Table
+from tests.conftest import CI_SMALL
+from tests.test_log_damage import _damaged_run
+
+
+def _hosts_rows(logs: RunLogs) -> list[dict[str, object]]:
+    m = logs.manifest
+    return [{"variant": m["variant"], "seed": m["seed"], "hosts": len(m["hosts"])}]
+
+
+def _hosts_report(inp: ReportInput) -> Section:
+    return Section(
+        checks=["", "Every run has hosts."],
+        failures=["toy: a failure"],
+        lines=["", "## Hosts per run", ""],
+    )
+
+
+TOY = Analysis(
+    "hosts per run", (Table("hosts", ["variant", "seed", "hosts"], _hosts_rows),), _hosts_report
+)
+
+
+def test_a_registered_analysis_adds_its_table_and_section(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(collect_module, "ANALYSES", (*ANALYSES, TOY))
+    monkeypatch.setattr(assemble, "ANALYSES", (*ANALYSES, TOY))
+    spec = parse_spec(yaml.safe_load(CI_SMALL.read_text()), "ci-small.yaml")
+    layout = Layout(tmp_path / "results", spec.name)
+    _damaged_run(layout.run_dir("conflux-on", 1))
+
+    collected = collect_module.collect(spec, layout)
+    assert collected.rows["hosts"] == 1
+    assert (layout.experiment_dir / "hosts.csv").read_text().splitlines() == [
+        "variant,seed,hosts",
+        "conflux-on,1,4",
+    ]
+    result = assemble.write_report(spec, layout)
+    report = result.path.read_text()
+    assert "Every run has hosts." in report and "## Hosts per run" in report
+    assert "toy: a failure" in result.failures and not result.checks_passed
+    # its section comes after every registered one, its check with the others
+    assert report.index("## Hosts per run") > report.index("## Circuits")
+    assert report.index("Every run has hosts.") < report.index("**FAILED:**")
+
+
+def test_an_analysis_the_spec_does_not_ask_adds_no_section(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    never = Analysis("never", (), _hosts_report, applies=lambda spec: False)
+    monkeypatch.setattr(assemble, "ANALYSES", (*ANALYSES, never))
+    spec = parse_spec(yaml.safe_load(CI_SMALL.read_text()), "ci-small.yaml")
+    layout = Layout(tmp_path / "results", spec.name)
+    _damaged_run(layout.run_dir("conflux-on", 1))
+    collect_module.collect(spec, layout)
+    result = assemble.write_report(spec, layout)
+    assert "## Hosts per run" not in result.path.read_text()
+    assert "toy: a failure" not in result.failures
