@@ -2,10 +2,10 @@ import math
 
 import pytest
 
+from runner.analyses.conflux import conflux_leg_checks
 from runner.analyses.transfers import (
     changes,
     completion_checks,
-    conflux_leg_checks,
     summarize,
     transfers_per_size,
 )

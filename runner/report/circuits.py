@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from runner.analyses.base import ReportInput, Section
-from runner.analyses.transfers import conflux_leg_checks
+from runner.analyses.conflux import conflux_leg_checks
 from runner.report.markdown import seconds, table
 from runner.tables.rows import CircuitRow
 
