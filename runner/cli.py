@@ -26,10 +26,9 @@ BACKEND_NAMES = ("local", "shadow")  # runner.network.backends.BACKENDS; a test 
 
 def _layout(spec: Spec, args: argparse.Namespace) -> Layout:
     """Runs of each backend land apart: results/<exp>/ and results/<exp>-local/."""
-    from runner.layout import Layout
+    from runner.layout import Layout, experiment_name
 
-    suffix = "-local" if _backend(args).local else ""
-    return Layout(Path(args.results).resolve(), spec.name + suffix)
+    return Layout(Path(args.results).resolve(), experiment_name(spec.name, _backend(args).local))
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -229,7 +228,9 @@ def _early_experiment_dir(args: argparse.Namespace) -> Path | None:
         local = args.backend == "local"
     else:  # as default_backend decides, without running shadow for its version
         local = not (os.environ.get("TORNET_SHADOW") or shutil.which("shadow"))
-    return Path(args.results).resolve() / (name + ("-local" if local else ""))
+    from runner.layout import experiment_name
+
+    return Path(args.results).resolve() / experiment_name(name, local)
 
 
 def _dispatch(args: argparse.Namespace) -> int:
