@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner.errors import PrerequisiteError, RunError, SpecError
+from runner.execute.cluster.options import DASK_SCHEMES
+from runner.execute.cpus import OFF, OWN_CPUS, PINNING_MODES
 from runner.execute.lock import check_not_busy, experiment_lock
 
 # The heavy modules (numpy, scipy, matplotlib, networkx) are imported by the
@@ -59,13 +61,32 @@ def _backend(args: argparse.Namespace) -> Backend:
     return BACKENDS[args.backend] if getattr(args, "backend", None) else default_backend()
 
 
+def _pinning(args: argparse.Namespace) -> str:
+    """Own CPUs per run here and in Slurm jobs; off on a plain Dask cluster,
+    whose workers may share a node without knowing it."""
+    if args.pinning:
+        return str(args.pinning)
+    return OFF if args.executor.startswith(DASK_SCHEMES) else OWN_CPUS
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    from runner.execute.cluster.options import make_executor, parse_executor
     from runner.execute.run import run_experiment
     from runner.spec.model import load_spec
 
     spec = load_spec(Path(args.spec))
+    executor = make_executor(
+        parse_executor(args.executor), _pinning(args), getattr(args, "threads", None)
+    )
     outcomes = run_experiment(
-        spec, _layout(spec, args), sys.argv, jobs=args.jobs, backend=_backend(args)
+        spec,
+        _layout(spec, args),
+        sys.argv,
+        jobs=args.jobs,
+        backend=_backend(args),
+        threads=args.threads,
+        pinning=_pinning(args),
+        executor=executor,
     )
     failed = [o for o in outcomes if o.status == "failed"]
     for o in failed:
@@ -183,7 +204,34 @@ def build_parser() -> argparse.ArgumentParser:
         ("regress", cmd_regress, "run the experiment and check it against a baseline"),
     ):
         p = with_spec(name, text)
-        p.add_argument("--jobs", type=int, default=None, help="runs at once (default: cores / 2)")
+        p.add_argument(
+            "--jobs",
+            type=int,
+            default=None,
+            help="runs at once here (default: one per core, as far as the runs to do and "
+            "memory allow)",
+        )
+        p.add_argument(
+            "--threads",
+            type=int,
+            default=None,
+            help="Shadow threads per run (default: the cores left over, shared out)",
+        )
+        p.add_argument(
+            "--pinning",
+            choices=PINNING_MODES,
+            default=None,
+            help="own-cpus: each run its own CPUs, Shadow pins inside them (default here and "
+            "on Slurm); off: Shadow does not pin (default on a Dask cluster); shared: "
+            "Shadow's own pinning over every CPU (runs at once collide)",
+        )
+        p.add_argument(
+            "--executor",
+            default=os.environ.get("TORNET_EXECUTOR", "local"),
+            help="where runs go: local (default; TORNET_EXECUTOR), a Dask scheduler "
+            "address (tcp://HOST:8786), or slurm[:queue=Q,cores=N,memory=4GiB,"
+            "walltime=01:00:00,jobs=N,account=A]",
+        )
         p.set_defaults(func=func)
         if name == "regress":
             p.add_argument("--baseline", required=True, help="baseline JSON file")
@@ -242,14 +290,18 @@ def _dispatch(args: argparse.Namespace) -> int:
     early = _early_experiment_dir(args)
     if early is not None:
         check_not_busy(early)
-    from runner.execute.run import runs_at_once
+    from runner.execute.cluster.options import parse_executor
+    from runner.execute.run import plan_placement
     from runner.network.capacity import check_capacity
     from runner.spec.model import load_spec
 
     spec = load_spec(Path(args.spec))
-    if getattr(args, "runs", False) and not args.force and not getattr(args, "skip_run", False):
+    runs_here = getattr(args, "runs", False) and parse_executor(args.executor).kind == "local"
+    if runs_here and not args.force and not getattr(args, "skip_run", False):
         backend = _backend(args)
-        check_capacity(spec, backend, runs_at_once(backend, args.jobs), args.max_hosts)
+        runs = len(spec.variants) * len(spec.seeds)
+        placement = plan_placement(spec, backend, runs, args.jobs, args.threads, _pinning(args))
+        check_capacity(spec, backend, placement.jobs, args.max_hosts)
     command = [Path(sys.executable).name, "-m", "runner", *sys.argv[1:]]
     with experiment_lock(_layout(spec, args).experiment_dir, command):
         code = args.func(args)

@@ -63,6 +63,11 @@ class Progress:
         self._line(f"{run}: {word}{(': ' + message) if message else ''}", newline=True)
         self._print(force=True)
 
+    def note(self, text: str) -> None:
+        """A line of its own, such as a run being tried again."""
+        self._line(text, newline=True)
+        self._print(force=True)
+
     def _status(self) -> str:
         with self._lock:
             now = time.monotonic()

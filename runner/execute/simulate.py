@@ -29,13 +29,25 @@ def _failure_summary(log: Path, limit: int = 6) -> str:
     return "\n".join(hits[-limit:])
 
 
+def _start_child(cpus: frozenset[int] | None) -> None:
+    """For ``preexec_fn``: die with the runner; keep to ``cpus`` if given."""
+    die_with_parent()
+    if cpus:
+        os.sched_setaffinity(0, cpus)
+
+
 def run_shadow(
     run_dir: Path,
     shadow: str,
     parallelism: int,
     on_progress: Callable[[int], None] | None = None,
+    cpus: frozenset[int] | None = None,
+    pin: bool = True,
 ) -> None:
     """Simulate ``run_dir``; RunError if Shadow fails or a process misbehaves.
+
+    ``cpus``: the CPUs this Shadow may use (it pins its threads inside them);
+    ``pin`` False turns Shadow's CPU pinning off.
 
     Shadow's stdout goes to ``shadow.log`` and its stderr (progress, errors)
     to ``shadow.stderr``. Shadow runs in its own process group so that an
@@ -47,13 +59,20 @@ def run_shadow(
     log = run_dir / "shadow.log"
     with log.open("w") as out, (run_dir / "shadow.stderr").open("w") as err:
         proc = subprocess.Popen(
-            [shadow, "--parallelism", str(parallelism), "shadow.yaml"],
+            [
+                shadow,
+                "--parallelism",
+                str(parallelism),
+                "--use-cpu-pinning",
+                "true" if pin else "false",
+                "shadow.yaml",
+            ],
             cwd=run_dir,
             stdout=out,
             stderr=subprocess.PIPE,
             text=True,
             start_new_session=True,
-            preexec_fn=die_with_parent,
+            preexec_fn=lambda: _start_child(cpus),
         )
         register(proc)
         try:

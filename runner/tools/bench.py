@@ -31,7 +31,7 @@ HEADER = (
 )
 
 
-def _machine() -> str:
+def machine() -> str:
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     return f"{os.cpu_count()} cores, {memory:.0f} GiB, {platform.machine()}"
 
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
             # backend's is wall time until every client's tor has bootstrapped.
             bootstrap = f"{phases['bootstrap_s']:.1f}" if "bootstrap_s" in phases else "–"
             rows.append(
-                f"| {today} | {_machine()} | {spec.name} | {backend.name} "
+                f"| {today} | {machine()} | {spec.name} | {backend.name} "
                 f"| {o.variant}/seed-{o.seed} | {phases['generate_s']:.1f} | {bootstrap} "
                 f"| {phases['simulate_s']:.1f} | {phases['collect_s']:.2f} | {peak_mib:.0f} "
                 f"| {versions} |\n"

@@ -10,13 +10,16 @@ no link latency or bandwidth emulation here: only tor's own rate limits.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import shutil
 import socket
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +32,16 @@ from runner.network.torrc import CONTROL_COOKIE
 BOOTSTRAP_TIMEOUT = 300.0
 SETTLE = 10.0  # after bootstrap: prebuilt circuits and conflux sets link
 CONTROL_PORT_TIMEOUT = 60.0
+
+
+@contextmanager
+def machine_slot() -> Iterator[None]:
+    """Local networks use fixed loopback addresses and ports, so one runs on a
+    machine at a time, whichever runner or cluster worker starts it."""
+    with (Path(tempfile.gettempdir()) / "tornet-local-network.lock").open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
 
 # Set by the runner when interrupted: local runs stop at their next check.
 cancel = threading.Event()

@@ -1,0 +1,102 @@
+"""What a Dask worker does with one run: check this node, then run it here.
+
+The node's own prerequisites are checked for every run, so a node that lacks
+Shadow or the patched tor fails its runs with its own name in the message.
+Progress goes back to the client as events on one topic.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+
+from distributed import get_worker
+
+from runner.errors import PrerequisiteError, RunError
+from runner.execute.cpus import OFF, OWN_CPUS, CpuSlots, choose_placement, usable_cpus
+from runner.execute.run import RunOutcome, RunTask, record_failure, resolve_tools, run_one
+
+PROGRESS_TOPIC = "tornet-run-progress"
+
+_slots: dict[tuple[int, int | None, str], CpuSlots] = {}
+_slots_lock = threading.Lock()
+
+
+class EventReporter:
+    """Sends a run's phases and Shadow's percentages to the client."""
+
+    def __init__(self) -> None:
+        self._worker = get_worker()
+        self._last: dict[str, int] = {}
+
+    def phase(self, run: str, phase: str) -> None:
+        self._worker.log_event(PROGRESS_TOPIC, {"run": run, "phase": phase})
+
+    def percent(self, run: str, percent: int) -> None:
+        if self._last.get(run) != percent:  # Shadow repeats itself; the network need not
+            self._last[run] = percent
+            self._worker.log_event(PROGRESS_TOPIC, {"run": run, "percent": percent})
+
+
+def node_cpus(pinning: str) -> tuple[list[int], str]:
+    """The CPUs this worker may share among its runs, and the pinning to use.
+
+    A Slurm job that books fewer CPUs than its process may run on (no
+    task/affinity or cgroup confinement) counts only the booked ones and
+    does not pin: the other CPUs belong to other jobs."""
+    cpus = usable_cpus()
+    booked = os.environ.get("SLURM_CPUS_PER_TASK") or os.environ.get("SLURM_CPUS_ON_NODE")
+    if booked and booked.isdigit() and int(booked) < len(cpus):
+        return cpus[: int(booked)], OFF if pinning == OWN_CPUS else pinning
+    return cpus, pinning
+
+
+def _worker_slots(nthreads: int, threads: int | None, pinning: str) -> CpuSlots:
+    with _slots_lock:
+        key = (nthreads, threads, pinning)
+        if key not in _slots:
+            cpus, pinning = node_cpus(pinning)
+            placement = choose_placement(
+                nthreads, cpus=cpus, jobs=nthreads, threads=threads, pinning=pinning
+            )
+            _slots[key] = CpuSlots(placement)
+        return _slots[key]
+
+
+def run_on_worker(task: RunTask, pinning: str, threads: int | None) -> RunOutcome:
+    """Run ``task`` on this worker; a failure comes back as a failed outcome."""
+    worker = get_worker()
+    where = f"node {socket.gethostname()} (worker {worker.address})"
+    if not task.layout.root.is_dir():
+        return RunOutcome(
+            task.variant,
+            task.seed,
+            "failed",
+            task.layout.run_dir(task.variant, task.seed),
+            f"{where} cannot see the results directory {task.layout.root}: it must be on a "
+            "filesystem that the client and every worker share",
+        )
+    try:
+        tools = resolve_tools(task.spec, task.backend)
+    except (PrerequisiteError, RunError) as exc:
+        return record_failure(task, f"{where} lacks a prerequisite: {exc}")
+    slots = _worker_slots(worker.state.nthreads, threads, pinning)
+    with slots.take() as cpus:
+        outcome = run_one(
+            task,
+            tools,
+            slots.placement.threads,
+            EventReporter(),
+            cpus,
+            pin=slots.placement.pinning != OFF,
+        )
+    if outcome.error:
+        return RunOutcome(
+            outcome.variant,
+            outcome.seed,
+            outcome.status,
+            outcome.run_dir,
+            f"{where}: {outcome.error}",
+        )
+    return outcome

@@ -1,0 +1,113 @@
+"""Benchmark: the same experiment with 1, 2, 4, ... runs at once, with Shadow's
+own CPU pinning (every run pins over every CPU) and with each run given CPUs
+of its own, and with pinning off.
+
+Each setting runs the experiment from scratch in a temporary directory with
+the default threads per run (the cores shared out among the runs at once) and
+adds a row to the "Runs at once" section of ``bench/results.md``: wall time,
+runs per hour, and the mean simulate phase of a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from runner.execute.cpus import OFF, OWN_CPUS, PINNING_MODES, SHARED, usable_cpus
+from runner.execute.manifest import read_manifest
+from runner.execute.run import resolve_tools, run_experiment
+from runner.layout import Layout
+from runner.network.backends import SHADOW
+from runner.spec.model import load_spec
+from runner.tools.bench import machine
+
+SECTION = "## Runs at once"
+INTRO = (
+    "`make bench` runs the experiment from scratch at each number of runs at once\n"
+    "(`--jobs`), threads per run being the cores shared out among them, with\n"
+    "Shadow's own pinning (`shared`: every Shadow pins over every CPU), with a\n"
+    "CPU set of its own per run (`own-cpus`, the default) and with pinning `off`.\n"
+)
+HEADER = (
+    "| date | machine | experiment | runs | runs at once | Shadow threads a run "
+    "| pinning | wall (s) | runs per hour | mean simulate of a run (s) | shadow |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|\n"
+)
+
+
+def job_counts(cores: int) -> list[int]:
+    """1, 2, 4, ... up to one run per core."""
+    counts = [1]
+    while counts[-1] * 2 <= cores:
+        counts.append(counts[-1] * 2)
+    if counts[-1] != cores:
+        counts.append(cores)
+    return counts
+
+
+def add_rows(out: Path, rows: list[str]) -> None:
+    """Append ``rows`` to the section's table, making the section if needed."""
+    text = out.read_text() if out.is_file() else "# Benchmarks\n"
+    if SECTION not in text:
+        text = text.rstrip("\n") + f"\n\n{SECTION}\n\n{INTRO}\n{HEADER}"
+    start = text.index(SECTION)
+    end = text.find("\n## ", start + len(SECTION))
+    end = len(text) if end < 0 else end + 1
+    section = text[start:end].rstrip("\n") + "\n" + "".join(rows)
+    out.write_text(text[:start] + section + ("\n" + text[end:] if end < len(text) else ""))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="runner.tools.scaling", description=__doc__)
+    parser.add_argument("spec")
+    parser.add_argument("--out", default="bench/results.md")
+    parser.add_argument("--jobs", help="runs at once, comma-separated (default: 1, 2, 4, ...)")
+    parser.add_argument(
+        "--pinning",
+        default=f"{SHARED},{OWN_CPUS},{OFF}",
+        help=f"modes, comma-separated, of {', '.join(PINNING_MODES)}",
+    )
+    parser.add_argument(
+        "--seeds", type=int, help="seeds to run (default: the spec's; more for more runs)"
+    )
+    args = parser.parse_args(argv)
+    spec = load_spec(Path(args.spec))
+    if args.seeds:
+        spec = replace(spec, seeds=tuple(range(1, args.seeds + 1)))
+    cores = len(usable_cpus())
+    counts = [int(j) for j in args.jobs.split(",")] if args.jobs else job_counts(cores)
+    modes = args.pinning.split(",")
+    tools = resolve_tools(spec, SHADOW)
+    today = datetime.now(UTC).strftime("%Y-%m-%d")
+    runs = len(spec.variants) * len(spec.seeds)
+    for jobs in counts:
+        for mode in modes if jobs > 1 else [OWN_CPUS]:  # one run alone: the modes agree
+            with tempfile.TemporaryDirectory(prefix="scaling-") as tmp:
+                layout = Layout(Path(tmp), spec.name)
+                started = time.monotonic()
+                outcomes = run_experiment(
+                    spec, layout, sys.argv, jobs=jobs, tools=tools, backend=SHADOW, pinning=mode
+                )
+                wall = time.monotonic() - started
+                if any(o.status != "complete" for o in outcomes):
+                    print(f"jobs {jobs}, {mode}: a run failed; no row", file=sys.stderr)
+                    return 1
+                simulate = [read_manifest(o.run_dir)["phases"]["simulate_s"] for o in outcomes]
+                threads = read_manifest(outcomes[0].run_dir)["placement"]["threads"]
+            row = (
+                f"| {today} | {machine()} | {spec.name} | {runs} | {jobs} | {threads} | {mode} "
+                f"| {wall:.0f} | {runs * 3600 / wall:.0f} | {sum(simulate) / len(simulate):.0f} "
+                f"| {tools.versions.get('shadow', '')} |\n"
+            )
+            add_rows(Path(args.out), [row])
+            print(row, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
