@@ -57,6 +57,7 @@ def choose_placement(
     pinning: str = OWN_CPUS,
     run_mib: int | None = None,
     memory_mib: int | None = None,
+    hosts: int | None = None,
 ) -> Placement:
     """Runs at once and threads per run from the cores, the runs to do and memory.
 
@@ -64,7 +65,8 @@ def choose_placement(
     a second run beside them (bench/results.md, "Runs at once"), so by default
     every core runs a run of its own, as far as the runs to do and the memory
     (``run_mib`` a run, of ``memory_mib``) allow; cores left over become
-    threads. An explicit ``jobs`` or ``threads`` is kept.
+    threads, up to one per simulated host (Shadow runs a host on one thread
+    at a time). An explicit ``jobs`` or ``threads`` is kept.
     """
     if pinning not in PINNING_MODES:
         raise ValueError(
@@ -77,7 +79,7 @@ def choose_placement(
         if run_mib and memory_mib:
             jobs = max(1, min(jobs, int(memory_mib * 0.9) // run_mib))
     if threads is None:
-        threads = max(1, cores // jobs)
+        threads = max(1, min(cores // jobs, hosts or cores))
     note = ""
     if pinning == OWN_CPUS and jobs * threads > cores:
         # Disjoint sets are impossible; overlapping pins would collide.

@@ -18,16 +18,18 @@ def _clock(seconds: float) -> str:
 
 
 class Progress:
-    def __init__(self, total: int, stream: TextIO = sys.stderr, interval: float = 30.0) -> None:
+    def __init__(self, total: int, stream: TextIO | None = None, interval: float = 30.0) -> None:
         self.total = total
         self.done = 0
         self.failed = 0
-        self.stream = stream
+        self.stream = stream or sys.stderr  # looked up now: tests and callers may swap it
         self.interval = interval
         self.started = time.monotonic()
         self._phases: dict[str, tuple[str, float, int | None]] = {}
+        # Runs finished: a worker's late event must not bring one back.
+        self._finished: set[str] = set()
         self._lock = threading.Lock()
-        self._tty = stream.isatty()
+        self._tty = self.stream.isatty()
         self._last_print = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._tick, daemon=True)
@@ -45,11 +47,15 @@ class Progress:
 
     def phase(self, run: str, phase: str) -> None:
         with self._lock:
+            if run in self._finished:
+                return
             self._phases[run] = (phase, time.monotonic(), None)
         self._print(force=True)
 
     def percent(self, run: str, percent: int) -> None:
         with self._lock:
+            if run in self._finished:
+                return
             phase, since, _ = self._phases.get(run, ("simulate", time.monotonic(), None))
             self._phases[run] = (phase, since, percent)
         self._print()
@@ -57,6 +63,7 @@ class Progress:
     def finish(self, run: str, ok: bool, message: str = "") -> None:
         with self._lock:
             self._phases.pop(run, None)
+            self._finished.add(run)
             self.done += 1
             self.failed += 0 if ok else 1
         word = "done" if ok else "FAILED"

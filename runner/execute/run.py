@@ -9,6 +9,7 @@ what is missing.
 
 from __future__ import annotations
 
+import os
 import socket
 import time
 import traceback
@@ -154,6 +155,7 @@ def run_one(
             "threads": threads,
             "cpus": sorted(cpus) if cpus else None,
             "cpu_pinning": pin,
+            "slurm_job": os.environ.get("SLURM_JOB_ID"),
         }
         manifest["status"] = STATUS_COMPLETE
         write_manifest(run_dir, manifest)
@@ -221,14 +223,15 @@ def plan_placement(
     """Local networks share this machine's addresses and ports: one at a time."""
     if backend.local:
         return choose_placement(runs, jobs=1, threads=1, pinning=OFF)
-    run_mib = experiment_size(spec, backend, 1).run_mib
+    size = experiment_size(spec, backend, 1)
     return choose_placement(
         runs,
         jobs=jobs,
         threads=threads,
         pinning=pinning,
-        run_mib=run_mib,
+        run_mib=size.run_mib,
         memory_mib=machine_memory_mib(),
+        hosts=size.hosts,
     )
 
 

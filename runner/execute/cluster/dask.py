@@ -12,6 +12,7 @@ clusters this module starts itself are set so).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -20,7 +21,7 @@ import dask
 from distributed import Client, KilledWorker, as_completed
 from distributed.comm.core import CommClosedError
 
-from runner.execute.cluster.worker import PROGRESS_TOPIC, run_on_worker
+from runner.execute.cluster.worker import PROGRESS_TOPIC, SHARE_TOKEN, run_on_worker
 from runner.execute.progress import Progress
 from runner.execute.run import RunOutcome, RunTask, finish, record_failure
 
@@ -47,13 +48,17 @@ class DaskExecutor:
     def run(self, tasks: list[RunTask], progress: Progress) -> list[RunOutcome]:
         if not tasks:
             return []
+        token = uuid.uuid4().hex
+        experiment_dir = tasks[0].layout.experiment_dir
+        experiment_dir.mkdir(parents=True, exist_ok=True)
+        (experiment_dir / SHARE_TOKEN).write_text(token)
         with (
             dask.config.set({"distributed.scheduler.allowed-failures": 0}),
             self.cluster(tasks) as target,
             Client(target, timeout=CONNECT_TIMEOUT_S) as client,
         ):
             client.subscribe_topic(PROGRESS_TOPIC, lambda event: _show(progress, event[1]))
-            return _gather(client, tasks, progress, self.pinning, self.threads)
+            return _gather(client, tasks, progress, (self.pinning, self.threads, token))
 
 
 def _show(progress: Progress, message: dict[str, Any]) -> None:
@@ -64,11 +69,13 @@ def _show(progress: Progress, message: dict[str, Any]) -> None:
 
 
 def _gather(
-    client: Client, tasks: list[RunTask], progress: Progress, pinning: str, threads: int | None
+    client: Client, tasks: list[RunTask], progress: Progress, settings: tuple[Any, ...]
 ) -> list[RunOutcome]:
+    """Submit every task, collect the outcomes; run again a task whose worker was lost."""
+
     def submit(task: RunTask, attempt: int) -> Any:
         key = f"run-{task.layout.experiment}-{task.label}-attempt-{attempt}"
-        return client.submit(run_on_worker, task, pinning, threads, key=key, pure=False)
+        return client.submit(run_on_worker, task, *settings, key=key, pure=False)
 
     pending = {submit(task, 0): (task, 0) for task in tasks}
     outcomes: list[RunOutcome] = []

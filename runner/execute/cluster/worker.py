@@ -64,18 +64,30 @@ def _worker_slots(nthreads: int, threads: int | None, pinning: str) -> CpuSlots:
         return _slots[key]
 
 
-def run_on_worker(task: RunTask, pinning: str, threads: int | None) -> RunOutcome:
+SHARE_TOKEN = ".executor-token"
+
+
+def sees_the_clients_results(task: RunTask, token: str) -> bool:
+    """Whether this node sees the token the client wrote: the same directory,
+    not merely one of the same name."""
+    try:
+        return (task.layout.experiment_dir / SHARE_TOKEN).read_text() == token
+    except OSError:
+        return False
+
+
+def run_on_worker(task: RunTask, pinning: str, threads: int | None, token: str) -> RunOutcome:
     """Run ``task`` on this worker; a failure comes back as a failed outcome."""
     worker = get_worker()
     where = f"node {socket.gethostname()} (worker {worker.address})"
-    if not task.layout.root.is_dir():
+    if not sees_the_clients_results(task, token):
         return RunOutcome(
             task.variant,
             task.seed,
             "failed",
             task.layout.run_dir(task.variant, task.seed),
-            f"{where} cannot see the results directory {task.layout.root}: it must be on a "
-            "filesystem that the client and every worker share",
+            f"{where} cannot see the results directory {task.layout.experiment_dir}: it "
+            "must be on a filesystem that the client and every worker share",
         )
     try:
         tools = resolve_tools(task.spec, task.backend)
