@@ -10,6 +10,7 @@ through both engines and compare the tables.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -61,10 +62,13 @@ def dask_cluster(tmp_path: Path, stand_in_env: dict[str, str]) -> Iterator[DaskC
 def slurm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
     # Short: a UNIX socket path has a length limit.
     directory = Path(f"/tmp/tornet-slurm-{os.getpid()}")
-    for env in start_slurm(directory):
-        for name, value in env.items():
-            monkeypatch.setenv(name, value)
-        yield env
+    try:
+        for env in start_slurm(directory):
+            for name, value in env.items():
+                monkeypatch.setenv(name, value)
+            yield env
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def ci_small(seeds: tuple[int, ...] = (1, 2), variants: tuple[str, ...] = ()) -> Spec:
@@ -243,6 +247,11 @@ def test_ci_small_on_dask_and_on_slurm_gives_the_tables_of_a_local_run(
     for cluster in start_dask(tmp_path / "dask", {}):
         on_dask = _experiment(tmp_path / "dask-results", "--executor", cluster.address)
         assert on_dask.returncode == 0, on_dask.stdout + on_dask.stderr[-3000:]
+    # The same relay keys make the same network, to the byte (README, Reproducibility).
+    shutil.copytree(
+        tmp_path / "dask-results" / "ci-small" / "keys",
+        tmp_path / "slurm-results" / "ci-small" / "keys",
+    )
     on_slurm = _experiment(
         tmp_path / "slurm-results", "--executor", "slurm:cores=1,memory=2GiB,walltime=00:30:00"
     )
