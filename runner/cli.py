@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner.errors import PrerequisiteError, RunError, SpecError
-from runner.execute.cluster.options import DASK_SCHEMES
-from runner.execute.cpus import OFF, OWN_CPUS, PINNING_MODES
+from runner.execute.cpus import OWN_CPUS, PINNING_MODES
 from runner.execute.lock import check_not_busy, experiment_lock
 
 # The heavy modules (numpy, scipy, matplotlib, networkx) are imported by the
@@ -61,14 +60,6 @@ def _backend(args: argparse.Namespace) -> Backend:
     return BACKENDS[args.backend] if getattr(args, "backend", None) else default_backend()
 
 
-def _pinning(args: argparse.Namespace) -> str:
-    """Own CPUs per run here and in Slurm jobs; off on a plain Dask cluster,
-    whose workers may share a node without knowing it."""
-    if args.pinning:
-        return str(args.pinning)
-    return OFF if args.executor.startswith(DASK_SCHEMES) else OWN_CPUS
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     from runner.execute.cluster.options import make_executor, parse_executor
     from runner.execute.run import run_experiment
@@ -76,7 +67,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     spec = load_spec(Path(args.spec))
     executor = make_executor(
-        parse_executor(args.executor), _pinning(args), getattr(args, "threads", None)
+        parse_executor(args.executor), args.pinning, getattr(args, "threads", None)
     )
     outcomes = run_experiment(
         spec,
@@ -85,7 +76,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         backend=_backend(args),
         threads=args.threads,
-        pinning=_pinning(args),
+        pinning=args.pinning,
         executor=executor,
     )
     failed = [o for o in outcomes if o.status == "failed"]
@@ -220,10 +211,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(
             "--pinning",
             choices=PINNING_MODES,
-            default=None,
-            help="own-cpus: each run its own CPUs, Shadow pins inside them (default here and "
-            "on Slurm); off: Shadow does not pin (default on a Dask cluster); shared: "
-            "Shadow's own pinning over every CPU (runs at once collide)",
+            default=OWN_CPUS,
+            help="own-cpus (default): each run its own CPUs, Shadow pins inside them; off: "
+            "Shadow does not pin; shared: Shadow's own pinning over every CPU (runs at once "
+            "collide)",
         )
         p.add_argument(
             "--executor",
@@ -300,7 +291,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if runs_here and not args.force and not getattr(args, "skip_run", False):
         backend = _backend(args)
         runs = len(spec.variants) * len(spec.seeds)
-        placement = plan_placement(spec, backend, runs, args.jobs, args.threads, _pinning(args))
+        placement = plan_placement(spec, backend, runs, args.jobs, args.threads, args.pinning)
         check_capacity(spec, backend, placement.jobs, args.max_hosts)
     command = [Path(sys.executable).name, "-m", "runner", *sys.argv[1:]]
     with experiment_lock(_layout(spec, args).experiment_dir, command):

@@ -89,7 +89,7 @@ def test_dask_runs_every_run_reports_failures_and_skips_complete_runs(
 ) -> None:
     spec = ci_small()
     layout = Layout(tmp_path / "results", spec.name)
-    executor = DaskExecutor(dask_cluster.address, OFF)
+    executor = DaskExecutor(dask_cluster.address, OWN_CPUS)
     outcomes = run_experiment(spec, layout, [], backend=SHADOW, executor=executor)
     assert statuses(outcomes) == {
         ("conflux-off", 1): "complete",
@@ -98,8 +98,15 @@ def test_dask_runs_every_run_reports_failures_and_skips_complete_runs(
         ("conflux-on", 2): "complete",
     }
     placements = [read_manifest(o.run_dir)["placement"] for o in outcomes]
-    assert {p["cpu_pinning"] for p in placements} == {False}
     assert all(p["node"] and p["threads"] >= 1 for p in placements)
+    cores = len(os.sched_getaffinity(0))
+    if cores >= 2:
+        # The two workers share this host: each takes half its CPUs, and pins inside.
+        blocks = {tuple(p["cpus"]) for p in placements}
+        assert len(blocks) == 2 and all(len(b) == cores // 2 for b in blocks)
+        first, second = blocks
+        assert not set(first) & set(second)
+        assert {p["cpu_pinning"] for p in placements} == {True}
     err = capfd.readouterr().err
     # The workers' phases and Shadow's percentages reach the client's display.
     assert "conflux-on/seed-2 simulate" in err and "simulate 10%" in err

@@ -11,7 +11,7 @@ import os
 import socket
 import threading
 
-from distributed import get_worker
+from distributed import get_client, get_worker
 
 from runner.errors import PrerequisiteError, RunError
 from runner.execute.cpus import OFF, OWN_CPUS, CpuSlots, choose_placement, usable_cpus
@@ -19,7 +19,7 @@ from runner.execute.run import RunOutcome, RunTask, record_failure, resolve_tool
 
 PROGRESS_TOPIC = "tornet-run-progress"
 
-_slots: dict[tuple[int, int | None, str], CpuSlots] = {}
+_slots: dict[tuple[tuple[int, ...], int, int | None, str], CpuSlots] = {}
 _slots_lock = threading.Lock()
 
 
@@ -42,21 +42,33 @@ class EventReporter:
 def node_cpus(pinning: str) -> tuple[list[int], str]:
     """The CPUs this worker may share among its runs, and the pinning to use.
 
-    A Slurm job that books fewer CPUs than its process may run on (no
-    task/affinity or cgroup confinement) counts only the booked ones and
-    does not pin: the other CPUs belong to other jobs."""
+    A Slurm job's CPUs are its own: booked, and confined to when Slurm's
+    task/affinity or cgroup plugin is on; a job that books fewer CPUs than it
+    may run on counts only the booked ones and does not pin. Workers that
+    are not Slurm jobs may share a host: they split its CPUs, each worker's
+    share in proportion to its threads, in the order of their addresses."""
     cpus = usable_cpus()
-    booked = os.environ.get("SLURM_CPUS_PER_TASK") or os.environ.get("SLURM_CPUS_ON_NODE")
-    if booked and booked.isdigit() and int(booked) < len(cpus):
-        return cpus[: int(booked)], OFF if pinning == OWN_CPUS else pinning
-    return cpus, pinning
+    if os.environ.get("SLURM_JOB_ID"):
+        booked = os.environ.get("SLURM_CPUS_PER_TASK") or os.environ.get("SLURM_CPUS_ON_NODE")
+        if booked and booked.isdigit() and int(booked) < len(cpus):
+            return cpus[: int(booked)], OFF if pinning == OWN_CPUS else pinning
+        return cpus, pinning
+    worker = get_worker()
+    workers = get_client().scheduler_info(n_workers=-1)["workers"]
+    here = sorted(a for a, w in workers.items() if w["host"] == workers[worker.address]["host"])
+    at_once = sum(workers[a]["nthreads"] for a in here)
+    if at_once > len(cpus):  # more runs than CPUs on this host: no disjoint sets
+        return cpus, OFF if pinning == OWN_CPUS else pinning
+    per_run = len(cpus) // at_once
+    before = sum(workers[a]["nthreads"] for a in here[: here.index(worker.address)])
+    return cpus[before * per_run : (before + worker.state.nthreads) * per_run], pinning
 
 
 def _worker_slots(nthreads: int, threads: int | None, pinning: str) -> CpuSlots:
+    cpus, pinning = node_cpus(pinning)
     with _slots_lock:
-        key = (nthreads, threads, pinning)
+        key = (tuple(cpus), nthreads, threads, pinning)
         if key not in _slots:
-            cpus, pinning = node_cpus(pinning)
             placement = choose_placement(
                 nthreads, cpus=cpus, jobs=nthreads, threads=threads, pinning=pinning
             )
