@@ -29,7 +29,8 @@ class SlurmExecutor(DaskExecutor):
         return (
             f"Slurm through dask-jobqueue: partition {o.queue or '(default)'}, "
             f"{o.cores} CPUs, {o.memory} and {o.walltime} per worker job, "
-            f"at most {o.jobs or 'one job per run'} jobs; CPU pinning {self.pinning}"
+            f"{f'at most {o.jobs} jobs' if o.jobs else 'a job per run at most'}; "
+            f"CPU pinning {self.pinning}"
         )
 
     @contextmanager
