@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.report.stats import Estimate, mean_ci
+from runner.report.stats import Estimate, level_ci
 from runner.tables.rows import CircuitRow, TransferRow
 
 CLIENT_RELAY = "client-relay"
@@ -118,7 +118,7 @@ def group_means(
         per_seed[(b.variant, b.group)][b.seed].append(b.kib_per_s)
         per_seed[(b.variant, "all")][b.seed].append(b.kib_per_s)
     return {
-        key: mean_ci([sum(v) / len(v) for v in seeds.values()])
+        key: level_ci([sum(v) / len(v) for v in seeds.values()])
         for key, seeds in sorted(
             per_seed.items(), key=lambda kv: (variants.index(kv[0][0]), kv[0][1])
         )

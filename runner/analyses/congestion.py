@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from runner.logs.hop_feedback import HopFeedbackTotals, summed
-from runner.report.stats import Estimate, mean_ci
+from runner.report.stats import Estimate, level_ci
 from runner.spec.model import Variant
 from runner.tables.rows import HopFeedbackRow, TransferRow
 
@@ -73,7 +73,9 @@ def class_results(
                 counts.append(float(len(ok)))
                 rates.append(sum(ok) / len(ok) if ok else float("nan"))
                 failed += sum(not r.success for r in rows)
-            results.append(ClassResult(variant, cls, mean_ci(counts), mean_ci(rates), failed, used))
+            results.append(
+                ClassResult(variant, cls, level_ci(counts), level_ci(rates), failed, used)
+            )
     return results
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runner.report.stats import Estimate, mean_ci
+from runner.report.stats import Estimate, level_ci
 from runner.tables.rows import CircuitRow, PlacementRow, ServedRow, TransferRow
 from workloads.models import phase_of_vertex
 from workloads.phases import Phase
@@ -146,10 +146,10 @@ def summarize(all_rounds: Sequence[Round], variants: Sequence[str]) -> list[Phas
         per_seed: dict[int, list[Round]] = defaultdict(list)
         for r in kept:
             per_seed[r.seed].append(r)
-        completion = mean_ci(
+        completion = level_ci(
             [float(np.mean([r.completion for r in rs if r.completion])) for rs in per_seed.values()]
         )
-        throughput = mean_ci(
+        throughput = level_ci(
             [
                 float(np.mean([r.throughput_mbit for r in rs if r.throughput_mbit]))
                 for rs in per_seed.values()
@@ -193,7 +193,7 @@ def fairness_gaps(all_rounds: Sequence[Round], variants: Sequence[str]) -> list[
         a, b = (float(np.mean(v)) for v in users.values())
         gaps[(variant, phase)].append(1 - min(a, b) / max(a, b))
     return [
-        FairnessGap(variant, phase, mean_ci(values))
+        FairnessGap(variant, phase, level_ci(values, ceiling=1.0))
         for (variant, phase), values in sorted(
             gaps.items(), key=lambda kv: (variants.index(kv[0][0]), kv[0][1])
         )

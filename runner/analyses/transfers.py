@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from runner.report.stats import Estimate, mean_ci, quantile
+from runner.report.stats import Estimate, bootstrap_change_ci, quantile, ratio_change_ci
 from runner.tables.rows import TransferRow
 
 Key = tuple[str, str, int]  # variant, class, size
@@ -37,14 +37,19 @@ class GroupSummary:
         return self.failed / total if total else float("nan")
 
 
+BOOTSTRAP_SEEDS = 5  # fewer seeds give a bootstrap too few values to resample
+
+
 @dataclass(frozen=True)
 class Change:
     variant: str
     cls: str
     size: int
     metric: str
-    estimate: Estimate  # relative change of the per-seed median, as a fraction
+    estimate: Estimate  # relative change of the per-seed quantile, as a fraction
     reference: str = ""
+    # The same by a hierarchical bootstrap, where there are enough seeds.
+    bootstrap: Estimate | None = None
 
 
 @dataclass(frozen=True)
@@ -110,8 +115,11 @@ def changes(
     """Relative change of a variant's per-seed quantile against a reference's.
 
     For each (variant, reference) pair, class and size: on every seed both
-    ran, ``variant / reference - 1``; then the mean and t interval of those.
-    ``Change.variant`` is ``variant``; ``Change.reference`` names the other.
+    ran, the ratio ``variant / reference``; the change is their geometric
+    mean minus one, with a t interval on the log scale (it cannot pass
+    -100%), and from ``BOOTSTRAP_SEEDS`` seeds on a hierarchical bootstrap
+    beside it. ``Change.variant`` is ``variant``; ``Change.reference`` names
+    the other.
     """
     value_of = METRICS[metric]
     per_seed: dict[tuple[str, str, int, int], list[float]] = defaultdict(list)
@@ -124,15 +132,26 @@ def changes(
     result = []
     for variant, reference in pairs:
         for cls, size in groups:
-            samples = []
+            ratios = []
+            paired = []
             for (v, c, s, seed), value in stat.items():
                 if (v, c, s) != (variant, cls, size):
                     continue
                 base = stat.get((reference, cls, size, seed))
                 if base:
-                    samples.append(value / base - 1.0)
-            if samples:
-                result.append(Change(variant, cls, size, metric, mean_ci(samples), reference))
+                    ratios.append(value / base)
+                    paired.append(
+                        (per_seed[(v, c, s, seed)], per_seed[(reference, cls, size, seed)])
+                    )
+            if ratios:
+                boot = (
+                    bootstrap_change_ci(paired, quantile_q)
+                    if len(paired) >= BOOTSTRAP_SEEDS
+                    else None
+                )
+                result.append(
+                    Change(variant, cls, size, metric, ratio_change_ci(ratios), reference, boot)
+                )
     return result
 
 

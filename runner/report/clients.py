@@ -75,7 +75,7 @@ def client_sections(
         "A client's average bandwidth is the payload of its completed transfers over the "
         "sum of their times to last byte. Clients that also run a relay form the group "
         f"`{CLIENT_RELAY}`. Mean over seeds of each seed's mean, with a 95% t interval "
-        "across seeds.",
+        "across seeds, cut at zero (a bandwidth cannot be negative).",
         "",
     ]
     counts: dict[tuple[str, str], set[tuple[int, str]]] = defaultdict(set)

@@ -52,7 +52,7 @@ def congestion_sections(
         "(`cc_alg=0`), Vegas (`cc_alg=2`), or Vegas with hop feedback "
         "(`cc_hop_feedback=1`, tor-patches/0005). Per class: downloads completed in a run "
         "and the mean over a run's completed downloads of size over time to last byte, as "
-        "the mean over seeds with a 95% t CI; failed downloads over all runs.",
+        "the mean over seeds with a 95% t CI cut at zero; failed downloads over all runs.",
         "",
     ]
     results = class_results(transfers, variants, list(spec.seeds))

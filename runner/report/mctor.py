@@ -135,7 +135,7 @@ def mctor_sections(
         "Throughput is the round's payload over its completion time. Rounds outside "
         "Tukey's fences (k = 1.5, over all seeds of the variant and phase) are counted as "
         "outliers and left out of the means; the mean is over seeds of each seed's mean, "
-        "with a 95% t interval. Rounds with a failed stream are counted apart.",
+        "with a 95% t interval cut at zero. Rounds with a failed stream are counted apart.",
         "",
     ]
     lines += table(
@@ -152,8 +152,8 @@ def mctor_sections(
                 str(s.rounds),
                 str(s.failed),
                 f"{s.outliers} ({s.fences[0]:.2f}, {s.fences[1]:.2f})",
-                s.completion.format(1, "", 2).lstrip("+"),
-                s.throughput.format(1, "", 1).lstrip("+"),
+                s.completion.format(1, "", 2),
+                s.throughput.format(1, "", 1),
             ]
             for s in summaries
         ],
@@ -172,12 +172,12 @@ def mctor_sections(
             "",
             "In runs with two measured users on the same path: one minus the ratio of the "
             "slower user's mean round throughput to the faster one's (0 is fair), per "
-            "phase, mean over seeds with a 95% t interval.",
+            "phase, mean over seeds with a 95% t interval cut to [0, 1].",
             "",
         ]
         lines += table(
             ["variant", "phase", "fairness gap"],
-            [[g.variant, g.phase, g.gap.format(1, "", 3).lstrip("+")] for g in gaps],
+            [[g.variant, g.phase, g.gap.format(1, "", 3)] for g in gaps],
         )
 
     failures: list[str] = []

@@ -109,8 +109,10 @@ def transfers_section(inp: ReportInput) -> Section:
         "## Changes",
         "",
         "Relative change of the per-seed median of a variant against its reference "
-        "(negative is faster), paired by seed: the mean over seeds with a 95% t "
-        "confidence interval across seeds.",
+        "(negative is faster), paired by seed: the geometric mean of the seeds' ratios "
+        "minus one, with a 95% t interval on the log scale, so that no bound passes "
+        "-100%. From 5 seeds on, a hierarchical bootstrap (seeds, then transfers within "
+        "each seed) of the same change stands beside it as a check on the t interval.",
         "",
     ]
     by_metric = {
@@ -120,20 +122,27 @@ def transfers_section(inp: ReportInput) -> Section:
         }
         for metric in ("ttfb", "ttlb")
     }
-    lines += table(
-        ["class", "size", "variant", "against", "TTFB change", "TTLB change"],
-        [
-            [
-                key[2],
-                human_size(key[3]),
-                key[0],
-                key[1],
-                by_metric["ttfb"][key].estimate.format(100, "%")
-                if key in by_metric["ttfb"]
-                else "n/a",
-                change.estimate.format(100, "%"),
+    bootstrapped = any(c.bootstrap for m in by_metric.values() for c in m.values())
+    header = ["class", "size", "variant", "against", "seeds", "TTFB change", "TTLB change"]
+    if bootstrapped:
+        header += ["TTFB bootstrap", "TTLB bootstrap"]
+    rows = []
+    for key, change in sorted(by_metric["ttlb"].items(), key=lambda kv: kv[0][2:]):
+        first = by_metric["ttfb"].get(key)
+        row = [
+            key[2],
+            human_size(key[3]),
+            key[0],
+            key[1],
+            str(change.estimate.n),
+            first.estimate.format(100, "%") if first else "n/a",
+            change.estimate.format(100, "%"),
+        ]
+        if bootstrapped:
+            row += [
+                first.bootstrap.format(100, "%") if first and first.bootstrap else "n/a",
+                change.bootstrap.format(100, "%") if change.bootstrap else "n/a",
             ]
-            for key, change in sorted(by_metric["ttlb"].items(), key=lambda kv: kv[0][2:])
-        ],
-    )
+        rows.append(row)
+    lines += table(header, rows)
     return Section(notes, failures, lines, draw_all(transfers, variants, inp.out))

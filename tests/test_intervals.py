@@ -1,0 +1,93 @@
+"""Intervals that respect their quantities: a change never passes -100%, a
+level never goes below zero; checked on the statistics and on the reports of
+every committed results fixture."""
+
+from __future__ import annotations
+
+import gzip
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from runner.layout import Layout
+from runner.report.assemble import write_report
+from runner.report.stats import bootstrap_change_ci, level_ci, ratio_change_ci
+from runner.spec.model import load_spec
+from runner.tables.collect import tables
+from tests.conftest import FIXTURES, ROOT
+
+# "mean [low, high]" as Estimate.format writes it, with or without a sign and a %.
+INTERVAL = re.compile(
+    r"(?<![\w.])([+-]?)(\d+(?:\.\d+)?)(%?)\S* \[([+-]?\d+(?:\.\d+)?)%?, ([+-]?\d+(?:\.\d+)?)%?\]"
+)
+RESULT_FIXTURES = ("tortoise-small", "mctor-small", "congestion-small")
+
+
+def test_a_change_is_a_geometric_mean_ratio_with_a_log_scale_interval() -> None:
+    est = ratio_change_ci([0.5, 2.0])
+    assert est.mean == pytest.approx(0.0)
+    half = 12.706 * math.log(2) * math.sqrt(2) / math.sqrt(2)  # t(1) x sd / sqrt(n)
+    assert est.low == pytest.approx(math.expm1(-half), rel=1e-3)
+    assert est.high == pytest.approx(math.expm1(half), rel=1e-3)
+
+
+def test_no_change_interval_passes_minus_100_percent() -> None:
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        ratios = list(rng.lognormal(0, 2, size=rng.integers(2, 6)))
+        est = ratio_change_ci(ratios)
+        assert est.low is not None and est.low > -1.0 and est.high is not None
+        assert est.low <= est.mean <= est.high
+
+
+def test_levels_are_cut_at_zero_and_printed_without_a_sign() -> None:
+    est = level_ci([10.0, 3900.0])  # the t interval alone goes far below zero
+    assert est.low == 0.0 and est.high is not None and est.high > 3900
+    assert est.format(1, "", 1).startswith("1955.0 [0.0, ")
+    share = level_ci([0.1, 0.9], ceiling=1.0)
+    assert share.low == 0.0 and share.high == 1.0
+
+
+def test_the_bootstrap_agrees_with_the_t_interval_on_well_behaved_data() -> None:
+    rng = np.random.default_rng(2)
+    seeds = []
+    for _ in range(6):
+        reference = rng.lognormal(0, 0.3, 200)
+        seeds.append((list(reference * 0.5 * rng.lognormal(0, 0.05)), list(reference)))
+    boot = bootstrap_change_ci(seeds, 0.5)
+    t = ratio_change_ci([np.median(v) / np.median(r) for v, r in seeds])
+    assert boot.n == 6 and boot.low is not None and boot.high is not None
+    assert boot.low < -0.5 < boot.high
+    assert t.low is not None and t.high is not None
+    assert boot.low > -0.6 and boot.high < -0.4 and t.low > -0.6 and t.high < -0.4
+    again = bootstrap_change_ci(seeds, 0.5)
+    assert (again.low, again.high) == (boot.low, boot.high)  # reproducible
+
+
+def _report(name: str, root: Path) -> str:
+    spec = load_spec(ROOT / "configs" / f"{name}.yaml")
+    layout = Layout(root, spec.name)
+    layout.experiment_dir.mkdir(parents=True)
+    for table in (FIXTURES / name).glob("*.csv.gz"):
+        (layout.experiment_dir / table.name[:-3]).write_bytes(gzip.decompress(table.read_bytes()))
+    for table in tables():  # the tables a fixture leaves out have no rows
+        path = layout.table_csv(table.name)
+        if not path.exists():
+            path.write_text(",".join(table.columns) + "\n")
+    return write_report(spec, layout).path.read_text()
+
+
+@pytest.mark.parametrize("name", RESULT_FIXTURES)
+def test_no_interval_in_a_fixture_report_leaves_its_quantity(name: str, tmp_path: Path) -> None:
+    intervals = INTERVAL.findall(_report(name, tmp_path))
+    levels = [i for i in intervals if not i[0] and not i[2]]
+    assert levels, f"{name}: no level's interval found in the report"
+    for sign, _mean, percent, low, high in intervals:
+        if percent:  # a relative change
+            assert float(low) >= -100.0, f"{name}: a change below -100%: {low}"
+        elif not sign:  # a level
+            assert float(low) >= 0.0, f"{name}: a level below zero: {low}"
+        assert float(low) <= float(high)
