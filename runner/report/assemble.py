@@ -13,6 +13,7 @@ from runner.analyses import ANALYSES
 from runner.analyses.base import ReportInput
 from runner.execute.manifest import STATUS_COMPLETE, read_manifest
 from runner.layout import Layout, partial_path
+from runner.report.answers import answers, answers_section
 from runner.report.markdown import table
 from runner.spec.model import Spec
 from runner.tables.rows import LogDamageRow, read_circuits, read_log_damage, read_transfers
@@ -163,6 +164,10 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
     failures += [d.describe() for d in damage or [] if d.matters]
 
     lines = _what_ran(spec, manifests, damage)
+    # The answers open the report, right after its title and description.
+    first = next((i for i, line in enumerate(lines) if line.startswith("## ")), len(lines))
+    answered = answers_section(answers(spec, layout, inputs.transfers))
+    lines[first:first] = [*answered[1:], ""]
     lines += ["", "## Checks"]
     for section in sections:
         lines += section.checks

@@ -14,6 +14,7 @@ from matplotlib.axes import Axes  # noqa: E402
 
 from runner.analyses.transfers import METRICS  # noqa: E402
 from runner.report.stats import dkw_epsilon, ecdf  # noqa: E402
+from runner.spec.units import human_size  # noqa: E402
 from runner.tables.rows import TransferRow  # noqa: E402
 
 LABELS = {
@@ -21,16 +22,6 @@ LABELS = {
     "ttlb": "time to last byte (s)",
     "goodput": "goodput (Mbit/s)",
 }
-
-
-def human_size(size: int) -> str:
-    for unit, factor in (("MiB", 2**20), ("KiB", 2**10)):
-        if size >= factor and size % factor == 0:
-            return f"{size // factor} {unit}"
-    for unit, factor in (("MB", 10**6), ("KB", 10**3)):
-        if size >= factor and size % factor == 0:
-            return f"{size // factor} {unit}"
-    return f"{size} B"
 
 
 def draw_cdf(ax: Axes, values: list[float], label: str, alpha: float = 0.2) -> None:

@@ -13,7 +13,8 @@ from runner.analyses.transfers import (
     transfers_per_size,
 )
 from runner.report.markdown import seconds, table
-from runner.report.plots import draw_all, human_size
+from runner.report.plots import draw_all
+from runner.spec.units import human_size
 
 
 def completion_failure(check: ClientCheck, min_completion: float) -> str:
@@ -145,4 +146,12 @@ def transfers_section(inp: ReportInput) -> Section:
             ]
         rows.append(row)
     lines += table(header, rows)
+    named = {(h.variant, h.reference) for h in spec.hypotheses}
+    lines += [
+        "",
+        f"These {2 * len(rows)} comparisons are exploratory"
+        + (" (the hypotheses are answered above)" if named else "")
+        + ": at a 95% level, about one in twenty comparisons of variants that do not "
+        "differ will still show an interval that excludes zero, by chance alone.",
+    ]
     return Section(notes, failures, lines, draw_all(transfers, variants, inp.out))

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from runner.errors import SpecError
+from runner.spec.hypotheses import Hypothesis, parse_hypotheses
 from runner.spec.params import Param, Where, check_params
 from topologies import GENERATORS
 from workloads.models import MODELS
@@ -148,6 +149,7 @@ class Spec:
     variants: tuple[Variant, ...]
     checks: Checks
     comparisons: tuple[tuple[str, str], ...] = ()  # (variant, reference) pairs
+    hypotheses: tuple[Hypothesis, ...] = ()
     raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     def variant(self, name: str) -> Variant:
@@ -527,7 +529,7 @@ def _comparisons(
 
 
 TOP_REQUIRED = ("name", "seeds", "duration", "network", "workloads", "variants")
-TOP_OPTIONAL = ("description", "baseline", "checks", "comparisons")
+TOP_OPTIONAL = ("description", "baseline", "checks", "comparisons", "hypotheses")
 
 
 def parse_spec(data: Any, path: str, sha256: str = "") -> Spec:
@@ -577,6 +579,12 @@ def parse_spec(data: Any, path: str, sha256: str = "") -> Spec:
         ),
     )
     comparisons = _comparisons(body.get("comparisons"), top.child("comparisons"), names, baseline)
+    hypotheses = parse_hypotheses(
+        body.get("hypotheses"),
+        top.child("hypotheses"),
+        names,
+        [g.name for g in network.clients if g.measured],
+    )
     description = body.get("description", "")
     if not isinstance(description, str):
         raise top.child("description").error("expected a string")
@@ -593,6 +601,7 @@ def parse_spec(data: Any, path: str, sha256: str = "") -> Spec:
         variants=variants,
         checks=checks,
         comparisons=comparisons,
+        hypotheses=hypotheses,
         raw=body,
     )
 

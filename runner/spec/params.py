@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runner.errors import SpecError
-from runner.spec.units import parse_bandwidth, parse_size, parse_time
+from runner.spec.units import parse_bandwidth, parse_share, parse_size, parse_time
 from workloads.phases import parse_phase
 
 
@@ -63,6 +63,7 @@ _CONVERTERS: dict[str, Callable[[Any], Any]] = {
     "bool": _to_bool,
     "size": parse_size,
     "time": parse_time,
+    "share": parse_share,
     "bandwidth": parse_bandwidth,
     "phase": parse_phase,
 }
@@ -72,7 +73,7 @@ _CONVERTERS: dict[str, Callable[[Any], Any]] = {
 class Param:
     """One parameter: its kind, its default (``REQUIRED`` if none) and bounds.
 
-    ``kind`` is one of int, float, str, bool, size, time, bandwidth, phase
+    ``kind`` is one of int, float, str, bool, size, time, share, bandwidth, phase
     (workloads.phases), or ``list:<kind>`` for a non-empty list of those.
     """
 

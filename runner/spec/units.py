@@ -81,6 +81,29 @@ def parse_size(text: object) -> int:
     return int(result)
 
 
+def parse_share(text: object) -> float:
+    """A fraction from ``'10%'`` or ``0.1``."""
+    if isinstance(text, str) and text.strip().endswith("%"):
+        try:
+            return float(text.strip()[:-1]) / 100
+        except ValueError:
+            pass
+    elif isinstance(text, int | float) and not isinstance(text, bool):
+        return float(text)
+    raise ValueError(f"expected a share such as '10%' or 0.1, got {text!r}")
+
+
+def human_size(size: int) -> str:
+    """``size`` bytes the way a spec writes them: '5 MiB', '400 KB'."""
+    for unit, factor in (("MiB", 2**20), ("KiB", 2**10)):
+        if size >= factor and size % factor == 0:
+            return f"{size // factor} {unit}"
+    for unit, factor in (("MB", 10**6), ("KB", 10**3)):
+        if size >= factor and size % factor == 0:
+            return f"{size // factor} {unit}"
+    return f"{size} B"
+
+
 def parse_time(text: object) -> float:
     """Seconds in ``text`` (``'500 ms'``, ``'10 min'``, ``30``)."""
     value, unit = _split(text, "time")

@@ -1,0 +1,129 @@
+"""What an experiment tests, stated in its spec before it runs.
+
+    hypotheses:
+      - name: conflux-speeds-up-bulk
+        variant: conflux-on          # against...
+        reference: conflux-off
+        metric: ttlb                 # see METRICS
+        class: bulk                  # a client class (default: every measured client)
+        size: 5 MiB                  # transfer metrics only (default: every size)
+        quantile: 0.5                # of ttfb/ttlb per seed (default: the median)
+        expect: decrease             # or increase
+        smallest_change: 10%         # the smallest change that would matter
+
+Each is answered in the report's "Answers" section (runner/analyses/answers.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from runner.spec.params import Param, Where
+from runner.spec.units import human_size
+
+# metric -> what it is, per seed; the change is variant / reference per seed.
+METRICS = {
+    "ttfb": "time to first byte (the quantile over a seed's transfers)",
+    "ttlb": "time to last byte (the quantile over a seed's transfers)",
+    "goodput": "goodput, size over time to last byte (the median over a seed's transfers)",
+    "client_bandwidth": "a client's payload over its transfers' time (mean over a seed's clients)",
+}
+TRANSFER_METRICS = ("ttfb", "ttlb", "goodput")
+DIRECTIONS = ("decrease", "increase")
+REQUIRED = ("name", "variant", "reference", "metric", "expect", "smallest_change")
+OPTIONAL = ("class", "size", "quantile", "why")
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    name: str
+    variant: str
+    reference: str
+    metric: str
+    expect: str  # decrease or increase
+    smallest_change: float  # a fraction, such as 0.1
+    cls: str | None = None  # a client class; None: every measured client
+    size: int | None = None  # bytes; None: every size
+    quantile: float = 0.5
+    why: str = ""
+
+    @property
+    def direction(self) -> int:
+        return -1 if self.expect == "decrease" else 1
+
+    def describe(self) -> str:
+        where = self.cls or "all clients"
+        if self.size is not None:
+            where += f", {human_size(self.size)}"
+        what = (
+            self.metric
+            if self.metric not in ("ttfb", "ttlb")
+            else (
+                f"{'median' if self.quantile == 0.5 else f'p{self.quantile * 100:g}'} {self.metric}"
+            )
+        )
+        return (
+            f"{self.variant} vs {self.reference}: {what} ({where}) should {self.expect} "
+            f"by at least {self.smallest_change:.0%}"
+        )
+
+
+def parse_hypotheses(
+    value: Any, where: Where, variants: list[str], classes: list[str]
+) -> tuple[Hypothesis, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise where.error("expected a list of hypotheses")
+    result = []
+    names: set[str] = set()
+    for i, item in enumerate(value):
+        at = where.child(i)
+        if not isinstance(item, dict):
+            raise at.error("expected a mapping")
+        for key in item:
+            if key not in REQUIRED and key not in OPTIONAL:
+                known = ", ".join((*REQUIRED, *OPTIONAL))
+                raise at.child(str(key)).error(f"unknown key (expected one of: {known})")
+        for key in REQUIRED:
+            if key not in item:
+                raise at.child(key).error("required key is missing")
+        name = Param("str").convert(item["name"], at.child("name"))
+        if name in names:
+            raise at.child("name").error(f"another hypothesis is called {name!r}")
+        names.add(name)
+        for key in ("variant", "reference"):
+            if item[key] not in variants:
+                raise at.child(key).error(f"unknown variant {item[key]!r} (variants: {variants})")
+        if item["variant"] == item["reference"]:
+            raise at.child("reference").error("expected a variant other than `variant`")
+        metric = Param("str", choices=tuple(METRICS)).convert(item["metric"], at.child("metric"))
+        cls = item.get("class")
+        if cls is not None and cls not in classes:
+            raise at.child("class").error(f"unknown client class {cls!r} (classes: {classes})")
+        if "size" in item and metric not in TRANSFER_METRICS:
+            raise at.child("size").error(f"a size applies to {', '.join(TRANSFER_METRICS)} only")
+        if "quantile" in item and metric not in ("ttfb", "ttlb"):
+            raise at.child("quantile").error("a quantile applies to ttfb and ttlb only")
+        result.append(
+            Hypothesis(
+                name=name,
+                variant=str(item["variant"]),
+                reference=str(item["reference"]),
+                metric=metric,
+                expect=Param("str", choices=DIRECTIONS).convert(item["expect"], at.child("expect")),
+                smallest_change=Param("share", minimum=0.001, maximum=10).convert(
+                    item["smallest_change"], at.child("smallest_change")
+                ),
+                cls=cls,
+                size=Param("size", minimum=1).convert(item["size"], at.child("size"))
+                if "size" in item
+                else None,
+                quantile=Param("float", minimum=0.01, maximum=0.99).convert(
+                    item.get("quantile", 0.5), at.child("quantile")
+                ),
+                why=str(item.get("why", "")).strip(),
+            )
+        )
+    return tuple(result)

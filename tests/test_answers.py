@@ -1,0 +1,159 @@
+"""Hypotheses in the spec, and the verdicts the report gives them."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from runner.analyses.answers import (
+    CONTRADICTED,
+    NO_CHANGE,
+    SUPPORTED,
+    UNDETERMINED,
+    answer,
+    seeds_needed,
+    verdict,
+)
+from runner.errors import SpecError
+from runner.report.answers import answers_section
+from runner.report.stats import Estimate
+from runner.spec.hypotheses import Hypothesis
+from runner.spec.model import parse_spec
+from runner.tables.rows import TransferRow
+from tests.conftest import CI_SMALL
+
+FASTER = Hypothesis("h", "conflux-on", "conflux-off", "ttlb", "decrease", 0.10, "perf")
+
+
+def _spec(hypotheses: Any) -> dict[str, Any]:
+    data = yaml.safe_load(CI_SMALL.read_text())
+    data["hypotheses"] = hypotheses
+    return data
+
+
+def _one(**changes: Any) -> list[dict[str, Any]]:
+    base = {
+        "name": "h",
+        "variant": "conflux-on",
+        "reference": "conflux-off",
+        "metric": "ttlb",
+        "class": "perf",
+        "size": "5 MiB",
+        "expect": "decrease",
+        "smallest_change": "10%",
+    }
+    base.update(changes)
+    return [{k: v for k, v in base.items() if v is not None}]
+
+
+def test_ci_small_states_a_hypothesis() -> None:
+    spec = parse_spec(yaml.safe_load(CI_SMALL.read_text()), "ci-small.yaml")
+    (h,) = spec.hypotheses
+    assert (h.metric, h.cls, h.size, h.expect, h.smallest_change) == (
+        "ttlb",
+        "perf",
+        5 * 2**20,
+        "decrease",
+        0.10,
+    )
+    assert "should decrease by at least 10%" in h.describe() and "5 MiB" in h.describe()
+
+
+@pytest.mark.parametrize(
+    ("changes", "key", "message"),
+    [
+        ({"variant": "conflux-2"}, "hypotheses[0].variant", "unknown variant 'conflux-2'"),
+        ({"reference": "conflux-on"}, "hypotheses[0].reference", "other than `variant`"),
+        ({"metric": "speed"}, "hypotheses[0].metric", "expected one of ttfb, ttlb"),
+        ({"class": "bulk"}, "hypotheses[0].class", "unknown client class 'bulk'"),
+        ({"expect": "faster"}, "hypotheses[0].expect", "expected one of decrease, increase"),
+        ({"smallest_change": "ten"}, "hypotheses[0].smallest_change", "a share such as '10%'"),
+        ({"smallest_change": "0%"}, "hypotheses[0].smallest_change", "at least 0.001"),
+        ({"metric": "client_bandwidth"}, "hypotheses[0].size", "applies to ttfb, ttlb, goodput"),
+        ({"expect": None}, "hypotheses[0].expect", "required key is missing"),
+        ({"colour": "red"}, "hypotheses[0].colour", "unknown key"),
+    ],
+)
+def test_the_validator_names_the_key_and_what_was_expected(
+    changes: dict[str, Any], key: str, message: str
+) -> None:
+    with pytest.raises(SpecError) as caught:
+        parse_spec(_spec(_one(**changes)), "x.yaml")
+    assert caught.value.key == key and message in str(caught.value)
+
+
+def test_two_hypotheses_may_not_share_a_name() -> None:
+    with pytest.raises(SpecError, match="another hypothesis is called 'h'"):
+        parse_spec(_spec(_one() + _one()), "x.yaml")
+
+
+def _estimate(low: float, high: float) -> Estimate:
+    return Estimate((low + high) / 2, low, high, 5)
+
+
+def test_the_four_verdicts() -> None:
+    assert verdict(_estimate(-0.40, -0.15), FASTER) == SUPPORTED
+    assert verdict(_estimate(0.02, 0.30), FASTER) == CONTRADICTED
+    assert verdict(_estimate(-0.05, 0.08), FASTER) == NO_CHANGE
+    assert verdict(_estimate(-0.30, 0.05), FASTER) == UNDETERMINED
+    assert verdict(_estimate(-0.12, -0.05), FASTER) == UNDETERMINED  # may or may not matter
+    assert verdict(_estimate(0.01, 0.02), FASTER) == NO_CHANGE  # the wrong way, too small
+    assert verdict(Estimate(-0.3, None, None, 1), FASTER) == UNDETERMINED
+    slower = Hypothesis("s", "a", "b", "ttlb", "increase", 0.10)
+    assert verdict(_estimate(0.15, 0.40), slower) == SUPPORTED
+    assert verdict(_estimate(-0.30, -0.02), slower) == CONTRADICTED
+
+
+def test_seeds_needed_grow_with_the_spread_between_seeds() -> None:
+    assert seeds_needed([0.1], 0.1) is None
+    calm = seeds_needed([-0.10, -0.12, -0.08], 0.10)
+    wild = seeds_needed([-0.40, 0.20, -0.10], 0.10)
+    assert calm is not None and wild is not None and calm < wild
+    # the rule's target: at that many seeds the interval is narrower than the change
+    from runner.analyses.answers import interval_width
+
+    assert interval_width([-0.40, 0.20, -0.10], wild) < 0.10
+    assert interval_width([-0.40, 0.20, -0.10], wild - 1) >= 0.10
+
+
+def _rows(variant: str, seed: int, ttlb: float, n: int = 20) -> list[TransferRow]:
+    rng = np.random.default_rng(seed)
+    return [
+        TransferRow(variant, seed, f"c{i}", "perf", True, 5 * 2**20, 0.0, 0.5, t, True, "")
+        for i, t in enumerate(ttlb * rng.lognormal(0, 0.05, n))
+    ]
+
+
+def test_a_clear_speed_up_is_supported_and_a_tiny_one_is_no_change() -> None:
+    rows = []
+    for seed in range(1, 6):
+        rows += _rows("conflux-off", seed, 10.0) + _rows("conflux-on", seed, 7.0)
+    found = answer(FASTER, rows, [])
+    assert found.verdict == SUPPORTED and found.estimate.n == 5
+    assert found.estimate.mean == pytest.approx(-0.3, abs=0.03)
+    assert found.bootstrap is not None and found.bootstrap.high is not None
+    assert found.bootstrap.high < -0.1  # five seeds: the bootstrap check stands beside it
+    same = []
+    for seed in range(1, 6):
+        same += _rows("conflux-off", seed, 10.0) + _rows("conflux-on", seed, 10.1)
+    assert answer(FASTER, same, []).verdict == NO_CHANGE
+
+
+def test_an_undetermined_answer_says_how_many_seeds_would_settle_it() -> None:
+    rows = []
+    for seed, factor in ((1, 0.6), (2, 1.1), (3, 0.8)):
+        rows += _rows("conflux-off", seed, 10.0) + _rows("conflux-on", seed, 10.0 * factor)
+    found = answer(FASTER, rows, [])
+    assert found.verdict == UNDETERMINED and found.seeds_needed and found.seeds_needed > 3
+    text = "\n".join(answers_section([found]))
+    assert f"about {found.seeds_needed} seeds would likely resolve it" in text
+    assert "| h |" in text and "| 3 |" in text
+    assert math.isfinite(found.estimate.mean)
+
+
+def test_without_hypotheses_the_report_says_everything_is_exploratory() -> None:
+    assert "every comparison in the report is exploratory" in "\n".join(answers_section([]))
