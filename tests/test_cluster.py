@@ -102,10 +102,10 @@ def test_dask_runs_every_run_reports_failures_and_skips_complete_runs(
     cores = len(os.sched_getaffinity(0))
     if cores >= 2:
         # The two workers share this host: each takes half its CPUs, and pins inside.
+        # (Dask may hand every run to one worker; the blocks are what matters.)
         blocks = {tuple(p["cpus"]) for p in placements}
-        assert len(blocks) == 2 and all(len(b) == cores // 2 for b in blocks)
-        first, second = blocks
-        assert not set(first) & set(second)
+        assert 1 <= len(blocks) <= 2 and all(len(b) == cores // 2 for b in blocks)
+        assert len(set().union(*blocks)) == sum(len(b) for b in blocks)  # disjoint
         assert {p["cpu_pinning"] for p in placements} == {True}
     err = capfd.readouterr().err
     # The workers' phases and Shadow's percentages reach the client's display.
