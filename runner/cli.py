@@ -18,6 +18,7 @@ from runner.execute.lock import check_not_busy, experiment_lock
 # commands that use them, so that a second runner on a busy experiment, or on
 # a machine kept busy by Shadow, is told at once.
 if TYPE_CHECKING:
+    from runner.analyses.answers import Answer
     from runner.layout import Layout
     from runner.network.backends import Backend
     from runner.spec.model import Spec
@@ -46,6 +47,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from runner.spec.model import load_spec
 
     spec = load_spec(Path(args.spec))
+    if spec.seed_rounds is not None:
+        r = spec.seed_rounds
+        print(
+            f"{spec.path}: ok ({len(spec.variants)} variants x {r.min} to {r.max} seeds, "
+            f"{r.step} more a round until its {len(spec.hypotheses)} hypotheses are answered)"
+        )
+        return 0
     runs = len(spec.variants) * len(spec.seeds)
     print(
         f"{spec.path}: ok ({len(spec.variants)} variants x {len(spec.seeds)} seeds = {runs} runs)"
@@ -60,12 +68,19 @@ def _backend(args: argparse.Namespace) -> Backend:
     return BACKENDS[args.backend] if getattr(args, "backend", None) else default_backend()
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from runner.execute.cluster.options import make_executor, parse_executor
-    from runner.execute.run import run_experiment
+def _spec(args: argparse.Namespace) -> Spec:
+    """The spec, with the seeds its rounds ran if it runs seeds in rounds."""
+    from runner.execute.seed_rounds import seeds_in_use
     from runner.spec.model import load_spec
 
     spec = load_spec(Path(args.spec))
+    return seeds_in_use(spec, _layout(spec, args))
+
+
+def _run(spec: Spec, args: argparse.Namespace) -> int:
+    from runner.execute.cluster.options import make_executor, parse_executor
+    from runner.execute.run import run_experiment
+
     executor = make_executor(
         parse_executor(args.executor), args.pinning, getattr(args, "threads", None)
     )
@@ -86,11 +101,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def cmd_collect(args: argparse.Namespace) -> int:
-    from runner.spec.model import load_spec
+def _collect(spec: Spec, args: argparse.Namespace) -> int:
     from runner.tables.collect import collect
 
-    spec = load_spec(Path(args.spec))
     layout = _layout(spec, args)
     result = collect(spec, layout)
     counts = ", ".join(f"{n} {name}" for name, n in result.rows.items())
@@ -98,11 +111,9 @@ def cmd_collect(args: argparse.Namespace) -> int:
     return 0 if result.runs else 1
 
 
-def cmd_compare(args: argparse.Namespace) -> int:
+def _compare(spec: Spec, args: argparse.Namespace) -> int:
     from runner.report.assemble import write_report
-    from runner.spec.model import load_spec
 
-    spec = load_spec(Path(args.spec))
     result = write_report(spec, _layout(spec, args))
     print(f"report: {result.path}")
     for failure in result.failures:
@@ -110,11 +121,42 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0 if result.checks_passed else 1
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    return _run(_spec(args), args)
+
+
+def cmd_collect(args: argparse.Namespace) -> int:
+    return _collect(_spec(args), args)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    return _compare(_spec(args), args)
+
+
 def cmd_experiment(args: argparse.Namespace) -> int:
-    run_code = cmd_run(args)
-    if cmd_collect(args) != 0:
+    from runner.spec.model import load_spec
+
+    spec = load_spec(Path(args.spec))
+    run_code = 0
+    if spec.seed_rounds is not None:
+        from runner.execute.seed_rounds import run_in_rounds
+        from runner.report.answers import answers
+        from runner.tables.rows import read_transfers
+
+        layout = _layout(spec, args)
+
+        def answer_round(current: Spec) -> list[Answer]:
+            _collect(current, args)
+            return answers(current, layout, read_transfers(layout.transfers_csv))
+
+        spec, run_code = run_in_rounds(
+            spec, layout, lambda current: _run(current, args), answer_round
+        )
+    else:
+        run_code = _run(spec, args)
+    if _collect(spec, args) != 0:
         return 1
-    compare_code = cmd_compare(args)
+    compare_code = _compare(spec, args)
     return run_code or compare_code
 
 

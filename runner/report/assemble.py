@@ -12,6 +12,7 @@ from typing import Any
 from runner.analyses import ANALYSES
 from runner.analyses.base import ReportInput
 from runner.execute.manifest import STATUS_COMPLETE, read_manifest
+from runner.execute.seed_rounds import read_rounds
 from runner.layout import Layout, partial_path
 from runner.report.answers import answers, answers_section
 from runner.report.markdown import table
@@ -63,7 +64,10 @@ def _run_failures(manifests: list[dict[str, Any]]) -> list[str]:
 
 
 def _what_ran(
-    spec: Spec, manifests: list[dict[str, Any]], damage: list[LogDamageRow] | None
+    spec: Spec,
+    layout: Layout,
+    manifests: list[dict[str, Any]],
+    damage: list[LogDamageRow] | None,
 ) -> list[str]:
     """The title, the spec and versions, the variants and the runs."""
     complete = [m for m in manifests if m.get("status") == STATUS_COMPLETE]
@@ -75,6 +79,7 @@ def _what_ran(
         f"- spec: `{spec.path}` (sha256 `{spec.sha256[:16]}`)",
         f"- backend: {first.get('backend', 'n/a')}",
         f"- seeds: {', '.join(map(str, spec.seeds))}; baseline variant: `{spec.baseline}`",
+        *_rounds_line(spec, layout),
         (
             f"- real time: {spec.duration.local_measure:.0f} s of traffic once the network "
             "had bootstrapped"
@@ -134,6 +139,21 @@ def _what_ran(
     return lines
 
 
+def _rounds_line(spec: Spec, layout: Layout) -> list[str]:
+    """How many rounds of seeds ran, and why they stopped."""
+    if spec.seed_rounds is None:
+        return []
+    data = read_rounds(layout)
+    if not data:
+        return ["- seed rounds: none recorded (run `runner experiment` to run them)"]
+    counts = ", ".join(str(len(r["seeds"])) for r in data["rounds"])
+    return [
+        f"- seed rounds: {len(data['rounds'])} ({counts} seeds; rule: {spec.seed_rounds.min} "
+        f"to {spec.seed_rounds.max} seeds, {spec.seed_rounds.step} more a round); "
+        f"stopped: {data['stopped']}"
+    ]
+
+
 def write_report(spec: Spec, layout: Layout) -> ReportResult:
     """Compute every analysis and write the report; the caller decides on exit codes."""
     damage = read_log_damage(layout.log_damage_csv)
@@ -163,7 +183,7 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
     failures += _run_failures(manifests)
     failures += [d.describe() for d in damage or [] if d.matters]
 
-    lines = _what_ran(spec, manifests, damage)
+    lines = _what_ran(spec, layout, manifests, damage)
     # The answers open the report, right after its title and description.
     first = next((i for i, line in enumerate(lines) if line.startswith("## ")), len(lines))
     answered = answers_section(answers(spec, layout, inputs.transfers))

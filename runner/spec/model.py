@@ -121,6 +121,16 @@ class Variant:
 
 
 @dataclass(frozen=True)
+class SeedRounds:
+    """``seeds: {min, max, step}``: run ``min`` seeds, then ``step`` more at a
+    time until every hypothesis is answered or ``max`` seeds have run."""
+
+    min: int
+    max: int
+    step: int
+
+
+@dataclass(frozen=True)
 class Duration:
     bootstrap: float  # seconds of simulated time before traffic starts
     measure: float  # seconds of traffic
@@ -141,7 +151,7 @@ class Spec:
     description: str
     path: str
     sha256: str
-    seeds: tuple[int, ...]
+    seeds: tuple[int, ...]  # with seed_rounds, the first round's: 1..min
     baseline: str
     duration: Duration
     network: Network
@@ -150,6 +160,7 @@ class Spec:
     checks: Checks
     comparisons: tuple[tuple[str, str], ...] = ()  # (variant, reference) pairs
     hypotheses: tuple[Hypothesis, ...] = ()
+    seed_rounds: SeedRounds | None = None
     raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     def variant(self, name: str) -> Variant:
@@ -528,6 +539,20 @@ def _comparisons(
     return tuple(pairs)
 
 
+def _seeds(value: Any, where: Where) -> tuple[tuple[int, ...], SeedRounds | None]:
+    """A list of seeds, or {min, max, step}: seeds 1..min first, more in rounds."""
+    if isinstance(value, dict):
+        body = _mapping(value, where, ("min", "max"), ("step",))
+        low = _value(body["min"], where.child("min"), Param("int", minimum=2))
+        high = _value(body["max"], where.child("max"), Param("int", minimum=low))
+        step = _value(body.get("step", 1), where.child("step"), Param("int", minimum=1))
+        return tuple(range(1, low + 1)), SeedRounds(low, high, step)
+    seeds = _value(value, where, Param("list:int", minimum=0))
+    if len(set(seeds)) != len(seeds):
+        raise where.error("seeds must be distinct")
+    return tuple(seeds), None
+
+
 TOP_REQUIRED = ("name", "seeds", "duration", "network", "workloads", "variants")
 TOP_OPTIONAL = ("description", "baseline", "checks", "comparisons", "hypotheses")
 
@@ -537,9 +562,7 @@ def parse_spec(data: Any, path: str, sha256: str = "") -> Spec:
     top = Where(path, "")
     body = _mapping(data, top, TOP_REQUIRED, TOP_OPTIONAL)
     name = _name(body["name"], top.child("name"))
-    seeds = _value(body["seeds"], top.child("seeds"), Param("list:int", minimum=0))
-    if len(set(seeds)) != len(seeds):
-        raise top.child("seeds").error("seeds must be distinct")
+    seeds, seed_rounds = _seeds(body["seeds"], top.child("seeds"))
     dw = top.child("duration")
     dbody = _mapping(body["duration"], dw, ("bootstrap", "measure"), ("local_measure",))
     measure = _value(dbody["measure"], dw.child("measure"), Param("time", minimum=10))
@@ -585,6 +608,11 @@ def parse_spec(data: Any, path: str, sha256: str = "") -> Spec:
         names,
         [g.name for g in network.clients if g.measured],
     )
+    if seed_rounds is not None and not hypotheses:
+        raise top.child("seeds").error(
+            "seeds as {min, max, step} run until the hypotheses are answered: state at "
+            "least one under `hypotheses`, or give a list of seeds"
+        )
     description = body.get("description", "")
     if not isinstance(description, str):
         raise top.child("description").error("expected a string")
@@ -602,6 +630,7 @@ def parse_spec(data: Any, path: str, sha256: str = "") -> Spec:
         checks=checks,
         comparisons=comparisons,
         hypotheses=hypotheses,
+        seed_rounds=seed_rounds,
         raw=body,
     )
 
