@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.report.stats import Estimate, level_ci
+from runner.spec.model import CLIENT_RELAY
 from runner.tables.rows import CircuitRow, TransferRow
 
-CLIENT_RELAY = "client-relay"
 KIB = 1024
 
 

@@ -10,7 +10,6 @@ import matplotlib.pyplot as plt
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 
 from runner.analyses.client_bandwidth import (
-    CLIENT_RELAY,
     ClientBandwidth,
     LimitCheck,
     RelayLimit,
@@ -23,6 +22,7 @@ from runner.analyses.client_bandwidth import (
 from runner.layout import Layout
 from runner.report.markdown import table
 from runner.report.plots import draw_cdf  # sets matplotlib's Agg backend first
+from runner.spec.model import CLIENT_RELAY
 from runner.tables.rows import CircuitRow, TransferRow
 
 

@@ -102,6 +102,8 @@ def parse_hypotheses(
         cls = item.get("class")
         if cls is not None and cls not in classes:
             raise at.child("class").error(f"unknown client class {cls!r} (classes: {classes})")
+        if cls == "client-relay" and metric != "client_bandwidth":
+            raise at.child("class").error("client-relay applies to client_bandwidth only")
         if "size" in item and metric not in TRANSFER_METRICS:
             raise at.child("size").error(f"a size applies to {', '.join(TRANSFER_METRICS)} only")
         if "quantile" in item and metric not in ("ttfb", "ttlb"):

@@ -120,6 +120,10 @@ class Variant:
     expect_mctor_connections: int | None = None
 
 
+# The group of clients that also run a relay (variants' client_relays).
+CLIENT_RELAY = "client-relay"
+
+
 @dataclass(frozen=True)
 class SeedRounds:
     """``seeds: {min, max, step}``: run ``min`` seeds, then ``step`` more at a
@@ -602,12 +606,10 @@ def parse_spec(data: Any, path: str, sha256: str = "") -> Spec:
         ),
     )
     comparisons = _comparisons(body.get("comparisons"), top.child("comparisons"), names, baseline)
-    hypotheses = parse_hypotheses(
-        body.get("hypotheses"),
-        top.child("hypotheses"),
-        names,
-        [g.name for g in network.clients if g.measured],
-    )
+    classes = [g.name for g in network.clients if g.measured]
+    if any(v.client_relays for v in variants):
+        classes.append(CLIENT_RELAY)
+    hypotheses = parse_hypotheses(body.get("hypotheses"), top.child("hypotheses"), names, classes)
     if seed_rounds is not None and not hypotheses:
         raise top.child("seeds").error(
             "seeds as {min, max, step} run until the hypotheses are answered: state at "
