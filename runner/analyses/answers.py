@@ -20,6 +20,7 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from runner.analyses.client_bandwidth import ClientBandwidth
+from runner.analyses.mctor import Round
 from runner.analyses.transfers import BOOTSTRAP_SEEDS, METRICS
 from runner.report.stats import Estimate, bootstrap_change_ci, quantile, ratio_change_ci
 from runner.spec.hypotheses import Hypothesis
@@ -79,11 +80,24 @@ def seeds_needed(log_ratios: Sequence[float], smallest_change: float) -> int | N
 
 
 def _per_seed_samples(
-    h: Hypothesis, transfers: Iterable[TransferRow], bandwidths: Sequence[ClientBandwidth]
+    h: Hypothesis,
+    transfers: Iterable[TransferRow],
+    bandwidths: Sequence[ClientBandwidth],
+    rounds: Sequence[Round],
 ) -> tuple[dict[tuple[str, int], list[float]], Callable[[Sequence[float]], float]]:
     """(variant, seed) -> the values the hypothesis's statistic is taken over,
     and that statistic."""
     samples: dict[tuple[str, int], list[float]] = defaultdict(list)
+    if h.metric == "round_completion":
+        for r in rounds:
+            if r.completion is not None and (h.phase is None or r.phase == h.phase):
+                samples[(r.variant, r.seed)].append(r.completion)
+        return samples, lambda values: float(np.mean(values))
+    if h.metric == "downloads_completed":
+        for row in transfers:
+            if row.measured and row.success and (h.cls is None or row.cls == h.cls):
+                samples[(row.variant, row.seed)].append(1.0)
+        return samples, lambda values: float(len(values))
     if h.metric == "client_bandwidth":
         for b in bandwidths:
             if h.cls is None or b.group == h.cls:
@@ -103,9 +117,12 @@ def _per_seed_samples(
 
 
 def answer(
-    h: Hypothesis, transfers: Iterable[TransferRow], bandwidths: Sequence[ClientBandwidth]
+    h: Hypothesis,
+    transfers: Iterable[TransferRow],
+    bandwidths: Sequence[ClientBandwidth],
+    rounds: Sequence[Round] = (),
 ) -> Answer:
-    samples, statistic = _per_seed_samples(h, transfers, bandwidths)
+    samples, statistic = _per_seed_samples(h, transfers, bandwidths, rounds)
     ratios, paired = [], []
     for (variant, seed), values in sorted(samples.items()):
         reference = samples.get((h.reference, seed))

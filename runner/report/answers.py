@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from runner.analyses.answers import MAX_SEEDS, UNDETERMINED, Answer, answer
 from runner.analyses.client_bandwidth import per_client, read_clients
+from runner.analyses.mctor import Round, rounds
 from runner.layout import Layout
 from runner.report.markdown import table
+from runner.report.mctor import class_phases
 from runner.spec.model import Spec
-from runner.tables.rows import TransferRow
+from runner.tables.rows import TransferRow, read_served
 
 
 def _verdict_text(a: Answer) -> str:
@@ -23,7 +25,11 @@ def _verdict_text(a: Answer) -> str:
 def answers(spec: Spec, layout: Layout, transfers: list[TransferRow]) -> list[Answer]:
     clients = read_clients(layout.clients_csv) if layout.clients_csv.is_file() else []
     bandwidths = per_client(transfers, clients)
-    return [answer(h, transfers, bandwidths) for h in spec.hypotheses]
+    all_rounds: list[Round] = []
+    if any(h.metric == "round_completion" for h in spec.hypotheses):
+        served = read_served(layout.served_csv) if layout.served_csv.is_file() else []
+        all_rounds = rounds(transfers, served, class_phases(spec))
+    return [answer(h, transfers, bandwidths, all_rounds) for h in spec.hypotheses]
 
 
 def answers_section(found: list[Answer]) -> list[str]:

@@ -28,11 +28,13 @@ METRICS = {
     "ttlb": "time to last byte (the quantile over a seed's transfers)",
     "goodput": "goodput, size over time to last byte (the median over a seed's transfers)",
     "client_bandwidth": "a client's payload over its transfers' time (mean over a seed's clients)",
+    "round_completion": "a round's completion time (mean over a seed's complete rounds)",
+    "downloads_completed": "transfers completed in a run",
 }
 TRANSFER_METRICS = ("ttfb", "ttlb", "goodput")
 DIRECTIONS = ("decrease", "increase")
 REQUIRED = ("name", "variant", "reference", "metric", "expect", "smallest_change")
-OPTIONAL = ("class", "size", "quantile", "why")
+OPTIONAL = ("class", "size", "quantile", "phase", "why")
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class Hypothesis:
     cls: str | None = None  # a client class; None: every measured client
     size: int | None = None  # bytes; None: every size
     quantile: float = 0.5
+    phase: str | None = None  # round_completion: one phase of the rounds
     why: str = ""
 
     @property
@@ -54,6 +57,8 @@ class Hypothesis:
 
     def describe(self) -> str:
         where = self.cls or "all clients"
+        if self.phase is not None:
+            where += f", phase {self.phase}"
         if self.size is not None:
             where += f", {human_size(self.size)}"
         what = (
@@ -106,6 +111,8 @@ def parse_hypotheses(
             raise at.child("class").error("client-relay applies to client_bandwidth only")
         if "size" in item and metric not in TRANSFER_METRICS:
             raise at.child("size").error(f"a size applies to {', '.join(TRANSFER_METRICS)} only")
+        if "phase" in item and metric != "round_completion":
+            raise at.child("phase").error("a phase applies to round_completion only")
         if "quantile" in item and metric not in ("ttfb", "ttlb"):
             raise at.child("quantile").error("a quantile applies to ttfb and ttlb only")
         result.append(
@@ -125,6 +132,9 @@ def parse_hypotheses(
                 quantile=Param("float", minimum=0.01, maximum=0.99).convert(
                     item.get("quantile", 0.5), at.child("quantile")
                 ),
+                phase=Param("str").convert(item["phase"], at.child("phase"))
+                if "phase" in item
+                else None,
                 why=str(item.get("why", "")).strip(),
             )
         )
