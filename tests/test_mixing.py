@@ -17,6 +17,7 @@ def _spec(variants: dict[str, object]) -> Spec:
     data["variants"] = variants
     data["baseline"] = next(iter(variants))
     data.pop("comparisons", None)
+    data.pop("hypotheses", None)
     return parse_spec(data, "mixing.yaml")
 
 
