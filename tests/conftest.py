@@ -85,3 +85,24 @@ def _patched_tor_problem() -> str:
 needs_patched_tor = pytest.mark.skipif(
     bool(_patched_tor_problem()), reason=_patched_tor_problem() or "patched tor is built"
 )
+
+
+def fixture_report(name: str, root: Path) -> Path:
+    """The report of a committed results fixture (``tests/fixtures/<name>``:
+    a real run's tables), written under ``root``; the tables it leaves out
+    are written empty."""
+    from runner.layout import Layout
+    from runner.report.assemble import write_report
+    from runner.spec.model import load_spec
+    from runner.tables.collect import tables
+
+    spec = load_spec(ROOT / "configs" / f"{name}.yaml")
+    layout = Layout(root, spec.name)
+    layout.experiment_dir.mkdir(parents=True)
+    for table in (FIXTURES / name).glob("*.csv.gz"):
+        (layout.experiment_dir / table.name[:-3]).write_bytes(gzip.decompress(table.read_bytes()))
+    for table in tables():
+        path = layout.table_csv(table.name)
+        if not path.exists():
+            path.write_text(",".join(table.columns) + "\n")
+    return write_report(spec, layout).path

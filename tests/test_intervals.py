@@ -4,7 +4,6 @@ every committed results fixture."""
 
 from __future__ import annotations
 
-import gzip
 import math
 import re
 from pathlib import Path
@@ -12,12 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runner.layout import Layout
-from runner.report.assemble import write_report
 from runner.report.stats import bootstrap_change_ci, level_ci, ratio_change_ci
-from runner.spec.model import load_spec
-from runner.tables.collect import tables
-from tests.conftest import FIXTURES, ROOT
+from tests.conftest import fixture_report
 
 # "mean [low, high]" as Estimate.format writes it, with or without a sign and a %.
 INTERVAL = re.compile(
@@ -67,22 +62,9 @@ def test_the_bootstrap_agrees_with_the_t_interval_on_well_behaved_data() -> None
     assert (again.low, again.high) == (boot.low, boot.high)  # reproducible
 
 
-def _report(name: str, root: Path) -> str:
-    spec = load_spec(ROOT / "configs" / f"{name}.yaml")
-    layout = Layout(root, spec.name)
-    layout.experiment_dir.mkdir(parents=True)
-    for table in (FIXTURES / name).glob("*.csv.gz"):
-        (layout.experiment_dir / table.name[:-3]).write_bytes(gzip.decompress(table.read_bytes()))
-    for table in tables():  # the tables a fixture leaves out have no rows
-        path = layout.table_csv(table.name)
-        if not path.exists():
-            path.write_text(",".join(table.columns) + "\n")
-    return write_report(spec, layout).path.read_text()
-
-
 @pytest.mark.parametrize("name", RESULT_FIXTURES)
 def test_no_interval_in_a_fixture_report_leaves_its_quantity(name: str, tmp_path: Path) -> None:
-    intervals = INTERVAL.findall(_report(name, tmp_path))
+    intervals = INTERVAL.findall(fixture_report(name, tmp_path).read_text())
     levels = [i for i in intervals if not i[0] and not i[2]]
     assert levels, f"{name}: no level's interval found in the report"
     for sign, _mean, percent, low, high in intervals:

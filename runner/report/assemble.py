@@ -15,6 +15,7 @@ from runner.execute.manifest import STATUS_COMPLETE, read_manifest
 from runner.execute.seed_rounds import read_rounds
 from runner.layout import Layout, partial_path
 from runner.report.answers import answers, answers_section
+from runner.report.html import write_html
 from runner.report.markdown import table
 from runner.spec.model import Spec
 from runner.tables.rows import LogDamageRow, read_circuits, read_log_damage, read_transfers
@@ -204,7 +205,10 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
         lines += section.lines
     plots = [p for s in sections for p in s.plots]
     lines += ["", "## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots]
-    (work / "report.md").write_text("\n".join(lines) + "\n")
+    text = "\n".join(lines) + "\n"
+    (work / "report.md").write_text(text)
+    versions = next((line[2:] for line in lines if line.startswith("- versions: ")), "")
+    write_html(text, spec, versions, work)
     if out.exists():
         shutil.rmtree(out)
     work.rename(out)

@@ -1,0 +1,90 @@
+"""report.html: one self-contained page, checked in a real headless browser
+(Debian's chromium or chromium-headless-shell) where one is installed."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import fixture_report
+
+BROWSER = shutil.which("chromium-headless-shell") or shutil.which("chromium")
+
+# Observes the page without changing it: errors thrown while it loads, and
+# whether every image decoded; the result goes into the DOM for --dump-dom.
+PROBE_HEAD = """<script>
+window.__errors = [];
+window.addEventListener("error", e => window.__errors.push(String(e.message || e)), true);
+</script>"""
+PROBE_BODY = """<script>
+window.addEventListener("load", () => {
+  const images = Array.from(document.images);
+  const broken = images.filter(i => !i.complete || i.naturalWidth === 0).map(i => i.alt);
+  const out = document.createElement("pre");
+  out.id = "probe";
+  out.textContent = JSON.stringify({images: images.length, broken, errors: window.__errors,
+                                    tables: document.querySelectorAll("table").length});
+  document.body.appendChild(out);
+});
+</script>"""
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return fixture_report("tortoise-small", tmp_path_factory.mktemp("html")).parent
+
+
+def test_the_page_is_self_contained_and_opens_with_the_answers(report: Path) -> None:
+    page = (report / "report.html").read_text()
+    plots = len(re.findall(r"!\[", (report / "report.md").read_text()))
+    assert plots > 0 and page.count('src="data:image/png;base64,') == plots
+    assert not re.search(r'(src|href)="(?!data:|#)', page), "a reference outside the page"
+    assert page.index("<h2>Answers</h2>") < page.index("<h2>Variants</h2>")
+    assert page.index("<h2>Answers</h2>") < page.index("<table>")
+    assert page.rstrip().endswith("</html>") and "<h2>Spec and versions</h2>" in page
+    assert "limit-slows-bulk" in page.split("<h2>Spec and versions</h2>")[1]  # the spec
+
+
+@pytest.mark.skipif(BROWSER is None, reason="no headless browser: apt-get install chromium")
+def test_the_page_loads_in_a_headless_browser_without_errors(report: Path, tmp_path: Path) -> None:
+    page = (report / "report.html").read_text()
+    probe = tmp_path / "probe.html"
+    probe.write_text(
+        page.replace("</head>", PROBE_HEAD + "</head>", 1).replace(
+            "</body>", PROBE_BODY + "</body>", 1
+        )
+    )
+    common = [str(BROWSER), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
+    common += ["--virtual-time-budget=10000", "--enable-logging=stderr", "--v=0"]
+    loaded = subprocess.run(
+        [*common, "--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=120
+    )
+    assert loaded.returncode == 0, loaded.stderr[-2000:]
+    found = re.search(r'<pre id="probe">(.*?)</pre>', loaded.stdout, re.S)
+    assert found, loaded.stdout[-2000:] + loaded.stderr[-2000:]
+    result = json.loads(found.group(1).replace("&quot;", '"'))
+    plots = len(re.findall(r"!\[", (report / "report.md").read_text()))
+    assert result == {"images": plots, "broken": [], "errors": [], "tables": result["tables"]}
+    assert result["tables"] >= 5
+    console = [line for line in loaded.stderr.splitlines() if "CONSOLE" in line]
+    assert not console, console
+
+    shot = tmp_path / "report.png"
+    subprocess.run(
+        [
+            *common,
+            f"--screenshot={shot}",
+            "--window-size=1280,2400",
+            (report / "report.html").as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert shot.stat().st_size > 50_000  # a page of text and plots, not a blank one
