@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from runner.spec.params import Param, Where
+from runner.spec.params import Param, Where, mapping_with_keys
 from runner.spec.units import human_size
 
 # metric -> what it is, per seed; the change is variant / reference per seed.
@@ -85,15 +85,7 @@ def parse_hypotheses(
     names: set[str] = set()
     for i, item in enumerate(value):
         at = where.child(i)
-        if not isinstance(item, dict):
-            raise at.error("expected a mapping")
-        for key in item:
-            if key not in REQUIRED and key not in OPTIONAL:
-                known = ", ".join((*REQUIRED, *OPTIONAL))
-                raise at.child(str(key)).error(f"unknown key (expected one of: {known})")
-        for key in REQUIRED:
-            if key not in item:
-                raise at.child(key).error("required key is missing")
+        item = mapping_with_keys(item, at, REQUIRED, OPTIONAL)
         name = Param("str").convert(item["name"], at.child("name"))
         if name in names:
             raise at.child("name").error(f"another hypothesis is called {name!r}")

@@ -17,6 +17,7 @@ import yaml
 from runner.errors import SpecError
 from runner.spec.hypotheses import Hypothesis, parse_hypotheses
 from runner.spec.params import Param, Where, check_params
+from runner.spec.params import mapping_with_keys as _mapping
 from topologies import GENERATORS
 from workloads.models import MODELS
 
@@ -191,21 +192,6 @@ class Spec:
                     tuple(params["sizes"]) if "sizes" in params else (params["size"],)
                 )
         return sizes
-
-
-def _mapping(
-    value: Any, where: Where, required: tuple[str, ...], optional: tuple[str, ...] = ()
-) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise where.error("expected a mapping")
-    for key in value:
-        if key not in required and key not in optional:
-            known = ", ".join((*required, *optional))
-            raise where.child(str(key)).error(f"unknown key (expected one of: {known})")
-    for key in required:
-        if key not in value:
-            raise where.child(key).error("required key is missing")
-    return value
 
 
 def _value(value: Any, where: Where, param: Param) -> Any:

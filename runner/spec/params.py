@@ -109,6 +109,22 @@ class Param:
         return converted
 
 
+def mapping_with_keys(
+    value: Any, where: Where, required: tuple[str, ...], optional: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """``value`` as a mapping with every required key and no unknown one."""
+    if not isinstance(value, dict):
+        raise where.error("expected a mapping")
+    for key in value:
+        if key not in required and key not in optional:
+            known = ", ".join((*required, *optional))
+            raise where.child(str(key)).error(f"unknown key (expected one of: {known})")
+    for key in required:
+        if key not in value:
+            raise where.child(key).error("required key is missing")
+    return value
+
+
 def check_params(
     given: Any, schema: Mapping[str, Param], where: Where, generator: str
 ) -> dict[str, Any]:
