@@ -57,7 +57,7 @@ unit:
 	$(PY) -m pytest -ra
 
 # The local-backend regression runs ci-small as real tor processes (about 12
-# minutes on 2 cores); `make unit` alone takes about 4.
+# minutes on 2 cores); `make unit` alone takes about 6.
 test: lint typecheck unit regress-local
 
 regress-local:

@@ -21,8 +21,8 @@ from scipy import stats as scipy_stats
 
 from runner.analyses.client_bandwidth import ClientBandwidth
 from runner.analyses.mctor import Round
-from runner.analyses.transfers import BOOTSTRAP_SEEDS, METRICS
-from runner.report.stats import Estimate, bootstrap_change_ci, quantile, ratio_change_ci
+from runner.analyses.transfers import METRICS
+from runner.report.stats import Estimate, paired_change, quantile
 from runner.spec.hypotheses import Hypothesis
 from runner.tables.rows import TransferRow
 
@@ -123,24 +123,16 @@ def answer(
     rounds: Sequence[Round] = (),
 ) -> Answer:
     samples, statistic = _per_seed_samples(h, transfers, bandwidths, rounds)
-    ratios, paired = [], []
-    for (variant, seed), values in sorted(samples.items()):
-        reference = samples.get((h.reference, seed))
-        if variant != h.variant or not values or not reference:
-            continue
-        top, bottom = statistic(values), statistic(reference)
-        if top > 0 and bottom > 0:
-            ratios.append(top / bottom)
-            paired.append((values, reference))
-    estimate = ratio_change_ci(ratios)
-    boot = (
-        bootstrap_change_ci(paired, 0.5, statistic=statistic)
-        if len(paired) >= BOOTSTRAP_SEEDS
-        else None
-    )
+    seeds = [
+        (values, samples.get((h.reference, seed), []))
+        for (variant, seed), values in sorted(samples.items())
+        if variant == h.variant
+    ]
+    change = paired_change(seeds, statistic)
+    estimate, boot = change.estimate, change.bootstrap
     found = verdict(estimate, h)
     needed = (
-        seeds_needed([math.log(r) for r in ratios], h.smallest_change)
+        seeds_needed([math.log(r) for r in change.ratios], h.smallest_change)
         if found == UNDETERMINED
         else None
     )

@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from runner.report.stats import Estimate, bootstrap_change_ci, quantile, ratio_change_ci
+from runner.report.stats import Estimate, paired_change, quantile
 from runner.tables.rows import TransferRow
 
 Key = tuple[str, str, int]  # variant, class, size
@@ -35,9 +35,6 @@ class GroupSummary:
     def error_rate(self) -> float:
         total = self.completed + self.failed
         return self.failed / total if total else float("nan")
-
-
-BOOTSTRAP_SEEDS = 5  # fewer seeds give a bootstrap too few values to resample
 
 
 @dataclass(frozen=True)
@@ -127,30 +124,19 @@ def changes(
         value = value_of(row) if row.success else None
         if value is not None:
             per_seed[(row.variant, row.cls, row.size, row.seed)].append(value)
-    stat = {key: quantile(values, quantile_q) for key, values in per_seed.items()}
-    groups = sorted({(c, s) for _, c, s, _ in stat})
+    groups = sorted({(c, s) for _, c, s, _ in per_seed})
     result = []
     for variant, reference in pairs:
         for cls, size in groups:
-            ratios = []
-            paired = []
-            for (v, c, s, seed), value in stat.items():
-                if (v, c, s) != (variant, cls, size):
-                    continue
-                base = stat.get((reference, cls, size, seed))
-                if base:
-                    ratios.append(value / base)
-                    paired.append(
-                        (per_seed[(v, c, s, seed)], per_seed[(reference, cls, size, seed)])
-                    )
-            if ratios:
-                boot = (
-                    bootstrap_change_ci(paired, quantile_q)
-                    if len(paired) >= BOOTSTRAP_SEEDS
-                    else None
-                )
+            seeds = [
+                (values, per_seed.get((reference, cls, size, seed), []))
+                for (v, c, s, seed), values in per_seed.items()
+                if (v, c, s) == (variant, cls, size)
+            ]
+            found = paired_change(seeds, lambda values: quantile(values, quantile_q))
+            if found.ratios:
                 result.append(
-                    Change(variant, cls, size, metric, ratio_change_ci(ratios), reference, boot)
+                    Change(variant, cls, size, metric, found.estimate, reference, found.bootstrap)
                 )
     return result
 

@@ -115,6 +115,38 @@ def bootstrap_change_ci(
     return Estimate(point, math.expm1(float(low)), math.expm1(float(high)), len(pairs))
 
 
+BOOTSTRAP_SEEDS = 5  # fewer seeds give a bootstrap too few values to resample
+
+
+@dataclass(frozen=True)
+class PairedChange:
+    estimate: Estimate  # ratio_change_ci of the per-seed ratios
+    bootstrap: Estimate | None  # from BOOTSTRAP_SEEDS seeds on
+    ratios: list[float]  # variant / reference, per seed
+
+
+def paired_change(
+    per_seed: Sequence[tuple[Sequence[float], Sequence[float]]],
+    statistic: Callable[[Any], float],
+) -> PairedChange:
+    """The change of ``statistic`` from (variant values, reference values) per
+    seed: seeds where either is empty or not positive are left out."""
+    ratios, paired = [], []
+    for values, reference in per_seed:
+        if len(values) == 0 or len(reference) == 0:
+            continue
+        top, bottom = statistic(values), statistic(reference)
+        if top > 0 and bottom > 0:
+            ratios.append(top / bottom)
+            paired.append((values, reference))
+    boot = (
+        bootstrap_change_ci(paired, 0.5, statistic=statistic)
+        if len(paired) >= BOOTSTRAP_SEEDS
+        else None
+    )
+    return PairedChange(ratio_change_ci(ratios), boot, ratios)
+
+
 def quantile(values: Sequence[float], q: float) -> float:
     if len(values) == 0:
         return float("nan")

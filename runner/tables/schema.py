@@ -139,23 +139,33 @@ def _tgen_transfers(logs: RunLogs, log: Path) -> list[Transfer]:
     return list(parse_tgen.parse_lines(lines, logs.on_error(log)))
 
 
+def _transfer_fields(t: Transfer, epoch: float) -> dict[str, Any]:
+    """What a client's and a server's row of a tgen transfer share."""
+    return {
+        "vertex": t.vertex,
+        "size_bytes": t.size,
+        "bytes_received": t.bytes_received,
+        "start_s": _round(t.start - epoch),
+        "end_s": _round(t.end - epoch),
+        "success": int(t.success),
+    }
+
+
 def transfer_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
     epoch = float(logs.manifest.get("clock_epoch", 0))
     for who, log in _client_logs(logs, "tgen"):
         for t in _tgen_transfers(logs, log):
-            yield who | {
-                "transfer_id": t.transfer_id,
-                "vertex": t.vertex,
-                "size_bytes": t.size,
-                "bytes_received": t.bytes_received,
-                "send_bytes": t.send_size,
-                "start_s": _round(t.start - epoch),
-                "end_s": _round(t.end - epoch),
-                "ttfb_s": _round(t.ttfb),
-                "ttlb_s": _round(t.ttlb),
-                "success": int(t.success),
-                "error": t.error,
-            }
+            yield (
+                who
+                | _transfer_fields(t, epoch)
+                | {
+                    "transfer_id": t.transfer_id,
+                    "send_bytes": t.send_size,
+                    "ttfb_s": _round(t.ttfb),
+                    "ttlb_s": _round(t.ttlb),
+                    "error": t.error,
+                }
+            )
 
 
 def served_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
@@ -172,13 +182,7 @@ def served_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
                     "seed": manifest["seed"],
                     "server": host,
                     "peer": t.peer,
-                    "vertex": t.vertex,
-                    "size_bytes": t.size,
-                    "bytes_received": t.bytes_received,
-                    "start_s": _round(t.start - epoch),
-                    "end_s": _round(t.end - epoch),
-                    "success": int(t.success),
-                }
+                } | _transfer_fields(t, epoch)
 
 
 def _nicknames(run_dir: Path, manifest: dict[str, Any]) -> dict[str, str]:

@@ -10,11 +10,13 @@ from __future__ import annotations
 import os
 import socket
 import threading
+from dataclasses import replace
 
 from distributed import get_client, get_worker
 
 from runner.errors import PrerequisiteError, RunError
 from runner.execute.cpus import OFF, OWN_CPUS, CpuSlots, choose_placement, usable_cpus
+from runner.execute.manifest import STATUS_FAILED
 from runner.execute.run import RunOutcome, RunTask, record_failure, resolve_tools, run_one
 
 PROGRESS_TOPIC = "tornet-run-progress"
@@ -96,7 +98,7 @@ def run_on_worker(task: RunTask, pinning: str, threads: int | None, token: str) 
         return RunOutcome(
             task.variant,
             task.seed,
-            "failed",
+            STATUS_FAILED,
             task.layout.run_dir(task.variant, task.seed),
             f"{where} cannot see the results directory {task.layout.experiment_dir}: it "
             "must be on a filesystem that the client and every worker share",
@@ -115,12 +117,4 @@ def run_on_worker(task: RunTask, pinning: str, threads: int | None, token: str) 
             cpus,
             pin=slots.placement.pinning != OFF,
         )
-    if outcome.error:
-        return RunOutcome(
-            outcome.variant,
-            outcome.seed,
-            outcome.status,
-            outcome.run_dir,
-            f"{where}: {outcome.error}",
-        )
-    return outcome
+    return replace(outcome, error=f"{where}: {outcome.error}") if outcome.error else outcome
