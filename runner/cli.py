@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.errors import PrerequisiteError, RunError, SpecError
+from runner.errors import DataError, PrerequisiteError, RunError, SpecError
 from runner.execute.cpus import OWN_CPUS, PINNING_MODES
 from runner.execute.lock import check_not_busy, experiment_lock
 
@@ -354,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
     except SpecError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except PrerequisiteError as exc:
+    except (PrerequisiteError, DataError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3
     except RunError as exc:

@@ -22,3 +22,8 @@ class PrerequisiteError(Exception):
 
 class RunError(Exception):
     """One (variant, seed) run failed; the others go on."""
+
+
+class DataError(Exception):
+    """A published data set is missing, differs from the published file, or
+    does not read as that data set; the message names the file."""

@@ -187,6 +187,7 @@ def host_manifest(
             "workload": h.workload,
             "link": h.link,
             "client_relay": h.client_relay,
+            "origin": h.origin,  # the measured relay it was drawn as, if any
             "torrc_sections": sections.get(h.name, []),
             # For relays: the limit they apply to non-relay clients, if any.
             "client_limit": _client_limit(h, variant, sections.get(h.name, [])),

@@ -13,7 +13,10 @@ from dataclasses import dataclass, replace
 
 import networkx as nx
 
-from runner.spec.model import ClientGroup, LinkClass, Spec
+from runner.errors import DataError
+from runner.network.datasets import country_speeds
+from runner.network.sampling import sample_relays, split_by_shares
+from runner.spec.model import ClientGroup, LinkClass, RelayGroup, Spec
 from topologies import get_generator
 from topologies.gml import check_shadow_rules, nodes_in_region
 
@@ -37,6 +40,9 @@ class Host:
     link: str | None = None  # a client's link class, when its group has them
     # A client that also runs a relay (a middle, in the consensus).
     client_relay: bool = False
+    # Measured data the host was drawn from: a relay of a population
+    # ("tor-2018 row 17 (US)"), a client's country speeds ("speedtest-2020 DE").
+    origin: str | None = None
 
     @property
     def is_relay(self) -> bool:
@@ -79,16 +85,6 @@ def _log_uniform(rng: random.Random, low: int, high: int) -> int:
     return low if low == high else _speed(rng.random(), low, high)
 
 
-def _split(count: int, shares: list[float]) -> list[int]:
-    """``count`` split by ``shares`` in whole numbers (largest remainders)."""
-    exact = [count * s for s in shares]
-    parts = [math.floor(x) for x in exact]
-    by_remainder = sorted(range(len(shares)), key=lambda i: exact[i] - parts[i], reverse=True)
-    for i in by_remainder[: count - sum(parts)]:
-        parts[i] += 1
-    return parts
-
-
 def _speed(u: float, low: int, high: int) -> int:
     """The point ``u`` (0..1) of the way from low to high on a log scale."""
     if low == high:
@@ -96,23 +92,46 @@ def _speed(u: float, low: int, high: int) -> int:
     return int(round(math.exp(math.log(low) + u * (math.log(high) - math.log(low)))))
 
 
-def client_links(group: ClientGroup, rng: random.Random) -> list[tuple[str | None, int, int]]:
-    """(link class, down, up) for each client of ``group``, in order: the
-    classes in the exact proportions of their shares, shuffled."""
+@dataclass(frozen=True)
+class ClientLink:
+    link: str | None  # the link class, if the group has them
+    down: int  # bits/s
+    up: int
+    origin: str | None = None  # the data a measured speed comes from
+
+
+def client_links(group: ClientGroup, rng: random.Random) -> list[ClientLink]:
+    """Each client's link, in order: the classes in the exact proportions of
+    their shares, shuffled."""
     if not group.links:
-        return [(None, group.bandwidth_down, group.bandwidth_up)] * group.count
-    counts = _split(group.count, [link.share for link in group.links])
+        return [ClientLink(None, group.bandwidth_down, group.bandwidth_up)] * group.count
+    counts = split_by_shares(group.count, [link.share for link in group.links])
     kinds: list[LinkClass] = [
         link for link, n in zip(group.links, counts, strict=True) for _ in range(n)
     ]
     rng.shuffle(kinds)
-    result: list[tuple[str | None, int, int]] = []
+    result = []
     for link in kinds:
+        if link.speeds is not None:
+            result.append(_measured_link(link, rng))
+            continue
         u = rng.random()
         down = _speed(u, *link.down)
         up = down if link.up is None else _speed(u, *link.up)
-        result.append((link.name, down, up))
+        result.append(ClientLink(link.name, down, up))
     return result
+
+
+def _measured_link(link: LinkClass, rng: random.Random) -> ClientLink:
+    """A country drawn by the link class's shares, and its measured mean speeds."""
+    assert link.speeds is not None
+    codes = [code for code, _ in link.countries]
+    country = rng.choices(codes, weights=[share for _, share in link.countries])[0]
+    speeds = country_speeds(link.speeds)
+    if country not in speeds:
+        raise DataError(f"speed data {link.speeds} has no country {country!r} (link {link.name})")
+    measured = speeds[country]
+    return ClientLink(link.name, measured.down_bits, measured.up_bits, f"{link.speeds} {country}")
 
 
 class _Placer:
@@ -158,22 +177,15 @@ def plan_network(spec: Spec, seed: int, extra_clients: float = 0.0) -> NetworkPl
         )
 
     relay_number = 0
-    for group in spec.network.relays:
-        for region, node in placer.place(group.regions, group.count):
-            relay_number += 1
-            bandwidth = _log_uniform(rng, *group.bandwidth)
-            hosts.append(
-                Host(
-                    name=f"relay{relay_number}{group.role}",
-                    role=group.role,
-                    cls=group.role,
-                    ip=_address("relay", relay_number),
-                    node_id=node,
-                    region=region,
-                    bandwidth_up=bandwidth,
-                    bandwidth_down=bandwidth,
-                )
-            )
+    for index, group in enumerate(spec.network.relays):
+        if group.sample is not None:
+            # A stream of its own: the draw moves no other host.
+            sample_rng = random.Random(f"{spec.name}/relays/{seed}/{index}")
+            drawn = _sampled_relays(group, graph, placer, sample_rng, relay_number)
+        else:
+            drawn = _ranged_relays(group, placer, rng, relay_number)
+        hosts += drawn
+        relay_number += len(drawn)
 
     numbers = _ClientNumbers()
     for cgroup in spec.network.clients:
@@ -208,6 +220,52 @@ def plan_network(spec: Spec, seed: int, extra_clients: float = 0.0) -> NetworkPl
     return NetworkPlan(seed, graph, tuple(hosts))
 
 
+def _relay(role: str, number: int, place: tuple[str, int], bandwidth: int) -> Host:
+    region, node = place
+    return Host(
+        name=f"relay{number}{role}",
+        role=role,
+        cls=role,
+        ip=_address("relay", number),
+        node_id=node,
+        region=region,
+        bandwidth_up=bandwidth,
+        bandwidth_down=bandwidth,
+    )
+
+
+def _ranged_relays(
+    group: RelayGroup, placer: _Placer, rng: random.Random, numbered: int
+) -> list[Host]:
+    """A group's relays, each with a bandwidth drawn log-uniformly in its range."""
+    return [
+        _relay(group.role, numbered + i, place, _log_uniform(rng, *group.bandwidth))
+        for i, place in enumerate(placer.place(group.regions, group.count), start=1)
+    ]
+
+
+def _sampled_relays(
+    group: RelayGroup, graph: nx.Graph, placer: _Placer, rng: random.Random, numbered: int
+) -> list[Host]:
+    """A group's relays drawn from its measured population: role and
+    capacity (symmetric, as tornettools' links) from the relay drawn, region
+    from its country when the group maps countries to regions."""
+    drawn = sample_relays(group, rng)
+    if group.countries:
+        places = []
+        for relay in drawn:
+            region = group.countries.get(relay.country, group.countries["*"])
+            places.append((region, rng.choice(nodes_in_region(graph, region))))
+    else:
+        places = placer.place(group.regions, len(drawn))
+    hosts = []
+    for i, (relay, place) in enumerate(zip(drawn, places, strict=True), start=1):
+        bandwidth = max(8000, round(relay.capacity_bytes * 8 * group.bandwidth_scale))
+        host = _relay(relay.role, numbered + i, place, bandwidth)
+        hosts.append(replace(host, origin=f"{group.sample} row {relay.row} ({relay.country})"))
+    return hosts
+
+
 @dataclass
 class _ClientNumbers:
     """Running counts for client names (tornettools' style) and addresses."""
@@ -234,7 +292,7 @@ def _clients(
 ) -> list[Host]:
     grown = replace(cgroup, count=count)
     hosts = []
-    for (region, node), (link, down, up) in zip(
+    for (region, node), link in zip(
         placer.place(cgroup.regions, count), client_links(grown, link_rng), strict=True
     ):
         name = numbers.next_name(cgroup.measured)
@@ -246,11 +304,12 @@ def _clients(
                 ip=_address("client", numbers.address),
                 node_id=node,
                 region=region,
-                bandwidth_up=up,
-                bandwidth_down=down,
+                bandwidth_up=link.up,
+                bandwidth_down=link.down,
                 workload=cgroup.workload,
                 measured=cgroup.measured,
-                link=link,
+                link=link.link,
+                origin=link.origin,
             )
         )
     return hosts

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from runner.errors import SpecError
+from runner.network.datasets import RELAY_POPULATIONS, SPEED_DATA
 from runner.spec.hypotheses import Hypothesis, parse_hypotheses
 from runner.spec.params import Param, Where, check_params
 from runner.spec.params import mapping_with_keys as _mapping
@@ -22,6 +23,11 @@ from topologies import GENERATORS
 from workloads.models import MODELS
 
 RELAY_ROLES = ("exitguard", "exit", "guard", "middle")
+# A relay group is named by its role, or "any": relays sampled from a
+# measured population take their roles from its flags.
+ANY_ROLE = "any"
+RELAY_GROUPS = (*RELAY_ROLES, ANY_ROLE)
+_COUNTRY = re.compile(r"^([A-Z]{2}|\*)$")
 # Roles a variant's torrc lines can target; client classes may be named too.
 TORRC_ROLES = ("all", "authority", "relay", *RELAY_ROLES, "client")
 TOR_BUILDS = ("stock", "patched")  # Debian's tor, or `make tor`'s build
@@ -40,10 +46,16 @@ class Topology:
 
 @dataclass(frozen=True)
 class RelayGroup:
-    role: str
+    role: str  # one of RELAY_GROUPS
     count: int
     bandwidth: tuple[int, int]  # bits/s, sampled log-uniformly in [low, high]
     regions: tuple[str, ...]
+    # Drawn from a measured population (runner.network.datasets) instead:
+    # its name, a factor on the measured capacities, and which region each
+    # relay's country goes to ("*": every other country).
+    sample: str | None = None
+    bandwidth_scale: float = 1.0
+    countries: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -51,12 +63,18 @@ class LinkClass:
     """A kind of access link (residential, institutional, ...): the share of
     a client group that has it and its speeds, sampled log-uniformly in the
     ranges. One draw places a client in both ranges, so a faster downlink
-    goes with a faster uplink; without an uplink range the link is symmetric."""
+    goes with a faster uplink; without an uplink range the link is symmetric.
+
+    Or, with ``speeds`` (a data set of runner.network.datasets), each client
+    draws a country from ``countries`` (code, share) and gets that country's
+    measured mean download and upload speeds."""
 
     name: str
     share: float
     down: tuple[int, int]  # bits/s
     up: tuple[int, int] | None
+    speeds: str | None = None
+    countries: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -237,6 +255,9 @@ def _links(value: Any, where: Where) -> tuple[LinkClass, ...]:
     links = []
     for name, body_value in value.items():
         w = where.child(str(name))
+        if isinstance(body_value, dict) and "speeds" in body_value:
+            links.append(_measured_link(str(name), body_value, w))
+            continue
         body = _mapping(body_value, w, ("share", "bandwidth"), ("bandwidth_up",))
         up = body.get("bandwidth_up")
         links.append(
@@ -251,6 +272,94 @@ def _links(value: Any, where: Where) -> tuple[LinkClass, ...]:
     if abs(total - 1.0) > 1e-6:
         raise where.error(f"the shares must add up to 1 (they add up to {total:g})")
     return tuple(links)
+
+
+def _relay_group(role: str, value: Any, where: Where, topology: Topology) -> RelayGroup:
+    """A relay group: a bandwidth range, or ``sample: <population>``."""
+    if not (isinstance(value, dict) and "sample" in value):
+        if role == ANY_ROLE:
+            raise where.error(f"a group of any role is sampled: give 'sample' ({_POPULATIONS})")
+        group = _mapping(value, where, ("count", "bandwidth"), ("regions",))
+        return RelayGroup(
+            role=role,
+            count=_value(group["count"], where.child("count"), Param("int", minimum=0)),
+            bandwidth=_bandwidth_range(group["bandwidth"], where.child("bandwidth")),
+            regions=_regions(group.get("regions"), where.child("regions"), topology),
+        )
+    group = _mapping(value, where, ("count", "sample"), ("regions", "countries", "bandwidth_scale"))
+    population = group["sample"]
+    if population not in RELAY_POPULATIONS:
+        raise where.child("sample").error(
+            f"unknown relay population {population!r} (known: {_POPULATIONS})"
+        )
+    # Every role needs a relay of its own in a group of any role.
+    smallest = len(RELAY_ROLES) if role == ANY_ROLE else 0
+    regions = _regions(group.get("regions"), where.child("regions"), topology)
+    return RelayGroup(
+        role=role,
+        count=_value(group["count"], where.child("count"), Param("int", minimum=smallest)),
+        bandwidth=(0, 0),
+        regions=regions,
+        sample=population,
+        bandwidth_scale=_value(
+            group.get("bandwidth_scale", 1.0),
+            where.child("bandwidth_scale"),
+            Param("float", minimum=0.001, maximum=1000.0),
+        ),
+        countries=_countries(group.get("countries"), where.child("countries"), regions),
+    )
+
+
+_POPULATIONS = ", ".join(RELAY_POPULATIONS)
+
+
+def _countries(value: Any, where: Where, regions: tuple[str, ...]) -> dict[str, str]:
+    """Country code (or "*", every other country) to region."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or "*" not in value:
+        raise where.error(
+            "expected a mapping of country code to region with a '*' entry for every "
+            "other country, e.g. {US: na, CA: na, '*': eu}"
+        )
+    result = {}
+    for code, region in value.items():
+        w = where.child(str(code))
+        if not _COUNTRY.match(str(code)):
+            raise w.error("expected a two-letter country code such as US, or '*'")
+        if region not in regions:
+            raise w.error(f"unknown region {region!r} (this group's regions: {list(regions)})")
+        result[str(code)] = str(region)
+    return result
+
+
+def _measured_link(name: str, value: dict[str, Any], where: Where) -> LinkClass:
+    """A link class whose speeds come from a data set, by country."""
+    body = _mapping(value, where, ("share", "speeds", "countries"), ())
+    if body["speeds"] not in SPEED_DATA:
+        raise where.child("speeds").error(
+            f"unknown speed data {body['speeds']!r} (known: {', '.join(SPEED_DATA)})"
+        )
+    cw = where.child("countries")
+    if not isinstance(body["countries"], dict) or not body["countries"]:
+        raise cw.error("expected a mapping of country code to share, e.g. {US: 0.6, DE: 0.4}")
+    countries = []
+    for code, raw in body["countries"].items():
+        if not _COUNTRY.match(str(code)) or code == "*":
+            raise cw.child(str(code)).error("expected a two-letter country code such as US")
+        share = _value(raw, cw.child(str(code)), Param("float", minimum=0.0, maximum=1.0))
+        countries.append((str(code), share))
+    total = sum(share for _, share in countries)
+    if abs(total - 1.0) > 1e-6:
+        raise cw.error(f"the shares must add up to 1 (they add up to {total:g})")
+    return LinkClass(
+        name=_name(name, where),
+        share=_value(body["share"], where.child("share"), Param("float", minimum=0.0)),
+        down=(0, 0),
+        up=None,
+        speeds=str(body["speeds"]),
+        countries=tuple(countries),
+    )
 
 
 def _topology(value: Any, where: Where) -> Topology:
@@ -277,23 +386,14 @@ def _network(value: Any, where: Where) -> Network:
     )
 
     relays_where = where.child("relays")
-    relays_body = _mapping(body["relays"], relays_where, (), RELAY_ROLES)
-    relays = []
-    for role in RELAY_ROLES:
-        if role not in relays_body:
-            continue
-        w = relays_where.child(role)
-        group = _mapping(relays_body[role], w, ("count", "bandwidth"), ("regions",))
-        relays.append(
-            RelayGroup(
-                role=role,
-                count=_value(group["count"], w.child("count"), Param("int", minimum=0)),
-                bandwidth=_bandwidth_range(group["bandwidth"], w.child("bandwidth")),
-                regions=_regions(group.get("regions"), w.child("regions"), topology),
-            )
-        )
-    exits = sum(g.count for g in relays if g.role in ("exit", "exitguard"))
-    guards = sum(g.count for g in relays if g.role in ("guard", "exitguard"))
+    relays_body = _mapping(body["relays"], relays_where, (), RELAY_GROUPS)
+    relays = [
+        _relay_group(role, relays_body[role], relays_where.child(role), topology)
+        for role in RELAY_GROUPS
+        if role in relays_body
+    ]
+    exits = sum(g.count for g in relays if g.role in ("exit", "exitguard", ANY_ROLE))
+    guards = sum(g.count for g in relays if g.role in ("guard", "exitguard", ANY_ROLE))
     if exits == 0:
         raise relays_where.error("a network needs at least one exit or exitguard relay")
     if guards == 0:
@@ -323,7 +423,7 @@ def _network(value: Any, where: Where) -> Network:
             raise w.child("links").error("give either 'links' or 'bandwidth', not both")
         one = Param("bandwidth", minimum=8000)
         if links:  # each client's speeds come from its link class
-            down = up = links[0].down[0]
+            down = up = max(links[0].down[0], 8000)
         else:
             down = _value(group["bandwidth"], w.child("bandwidth"), one)
             up = _value(group.get("bandwidth_up", group["bandwidth"]), w.child("bandwidth_up"), one)
