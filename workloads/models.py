@@ -15,8 +15,10 @@ from typing import Any
 
 import networkx as nx
 
+from runner.network.datasets import PACKET_MODEL, STREAM_MODEL, read_data
 from runner.spec.params import Param
 from runner.spec.units import format_size_for_tgen, format_time_for_tgen
+from workloads.markov import flow_model, to_tgen_model
 from workloads.phases import Phase
 
 # tgen's logs at "info" include the per-stream progress lines that
@@ -27,10 +29,13 @@ SERVER_LOGLEVEL = "message"
 
 @dataclass(frozen=True)
 class Endpoint:
-    """Where a client's traffic goes: its SOCKS proxy and the server peers."""
+    """Where a client's traffic goes: its SOCKS proxy and the server peers;
+    ``seed`` seeds what tgen itself draws at random (Markov models), the
+    same for a host in every variant of a seed."""
 
     socks_proxy: str
     peers: tuple[str, ...]
+    seed: int = 1
 
 
 def _start(graph: nx.DiGraph, endpoint: Endpoint, params: dict[str, Any]) -> None:
@@ -273,11 +278,61 @@ def _low_high(value: tuple[float, ...]) -> tuple[float, float]:
     return (value[0], value[0]) if len(value) == 1 else (min(value), max(value))
 
 
-MODELS: dict[str, type[Perf] | type[Bulk] | type[Web] | type[Rounds]] = {
+class Markov:
+    """Background traffic as tornettools' clients make it: tgen's traffic
+    action runs the PrivCount stream and packet models learned on the live
+    Tor network (runner.network.datasets; tgen draws from them itself), with
+    a new flow, on a circuit of its own, after exponentially distributed
+    pauses of mean ``flow_interval``. One tgen process stands for one user;
+    more users are more clients."""
+
+    PARAMS = {
+        "flow_interval": Param(
+            "time", default="60 s", minimum=0.001, help="mean time between flows"
+        ),
+        "timeout": Param("time", default="10 min", minimum=1, help="give up on a stream after"),
+        "stallout": Param("time", default="5 min", minimum=1, help="give up when idle for"),
+    }
+    FLOW_MODEL = "tgen.flow.model.graphml"
+    STREAM_MODEL = "tgen.stream.model.graphml"
+    PACKET_MODEL = "tgen.packet.model.graphml"
+
+    @staticmethod
+    def build(params: dict[str, Any], endpoint: Endpoint) -> nx.DiGraph:
+        graph = nx.DiGraph()
+        _start(graph, endpoint, params)
+        graph.add_node(
+            "traffic",
+            flowmodelpath=Markov.FLOW_MODEL,
+            streammodelpath=Markov.STREAM_MODEL,
+            packetmodelpath=Markov.PACKET_MODEL,
+            # Servers read the packet model from their own copy.
+            packetmodelmode="path",
+            markovmodelseed=str(endpoint.seed),
+            socksauthseed=str(endpoint.seed),
+        )
+        graph.add_edge("start", "traffic")
+        graph.add_edge("traffic", "traffic")
+        return graph
+
+    @staticmethod
+    def files(params: dict[str, Any]) -> dict[str, str]:
+        """The model files a client (and every server) needs beside its graph."""
+        return {
+            Markov.FLOW_MODEL: flow_model(params["flow_interval"]),
+            Markov.STREAM_MODEL: to_tgen_model(read_data(STREAM_MODEL), STREAM_MODEL.name),
+            Markov.PACKET_MODEL: to_tgen_model(read_data(PACKET_MODEL), PACKET_MODEL.name),
+        }
+
+    sessions = staticmethod(_always)
+
+
+MODELS: dict[str, type[Perf] | type[Bulk] | type[Web] | type[Rounds] | type[Markov]] = {
     "perf": Perf,
     "bulk": Bulk,
     "web": Web,
     "rounds": Rounds,
+    "markov": Markov,
 }
 
 

@@ -35,6 +35,8 @@ ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
     "stream": _STREAM_OPTIONS,
     "pause": {"time"},
     "end": {"time", "count", "sendsize", "recvsize"},
+    # Markov traffic: flows from a flow model, streams from a stream model.
+    "traffic": {"flowmodelpath", "streammodelpath"} | _STREAM_OPTIONS,
 }
 
 

@@ -14,6 +14,7 @@ from runner.analyses.congestion import is_congestion_experiment
 from runner.report.circuits import circuits_section
 from runner.report.clients import client_sections
 from runner.report.congestion import congestion_sections
+from runner.report.load import load_section
 from runner.report.mctor import class_phases, mctor_sections
 from runner.report.relays import relays_section
 from runner.report.transfers import transfers_section
@@ -62,4 +63,5 @@ ANALYSES: tuple[Analysis, ...] = (
         lambda spec: is_congestion_experiment(spec.variants),
     ),
     Analysis("relays in the consensus", (schema.RELAYS,), relays_section),
+    Analysis("load", (schema.RELAY_LOAD,), load_section),
 )

@@ -117,14 +117,17 @@ def _write_host(
     server_port = backend.server_port(spec.network.servers.port)
     if host.role == "server":
         write_graphml(server_graph(server_port), home / SERVER_GRAPH)
+        _write_files(home, workload_files(spec))  # servers read clients' packet models
         return
     if host.workload is not None:
         workload = spec.workloads[host.workload]
         endpoint = Endpoint(
             socks_proxy=f"{backend.socks_bind(host)}:{ports.socks_port}",
             peers=tuple(f"{s.ip}:{server_port}" for s in plan.with_role("server")),
+            seed=random.Random(f"{spec.name}/tgen/{plan.seed}/{host.name}").randrange(1, 2**31),
         )
         write_graphml(MODELS[workload.model].build(workload.params, endpoint), home / CLIENT_GRAPH)
+        _write_files(home, workload_files(spec, workload.name))
     (home / "torrc-defaults").write_text(host_defaults(host))
     (home / "torrc").write_text(
         host_torrc(
@@ -135,6 +138,22 @@ def _write_host(
         install_keys(keys[host.name], home)
     if host.role == "authority":
         (home / "v3bw").write_text(v3bw(plan, keys, v3bw_time))
+
+
+def workload_files(spec: Spec, name: str | None = None) -> dict[str, str]:
+    """The files beside the tgen graph that workload ``name`` needs (all the
+    spec's workloads' when None): Markov models, for one."""
+    files: dict[str, str] = {}
+    for workload in spec.workloads.values():
+        model = MODELS[workload.model]
+        if (name is None or workload.name == name) and hasattr(model, "files"):
+            files |= model.files(workload.params)
+    return files
+
+
+def _write_files(home: Path, files: dict[str, str]) -> None:
+    for file_name, text in files.items():
+        (home / file_name).write_text(text)
 
 
 def verify_torrc(tor: str, home: Path) -> None:

@@ -28,7 +28,7 @@ def split_by_shares(count: int, shares: list[float], least: int = 0) -> list[int
     by_remainder = sorted(range(len(shares)), key=lambda i: exact[i] - parts[i], reverse=True)
     for i in by_remainder[: count - sum(parts)]:
         parts[i] += 1
-    for i, part in enumerate(parts):
+    for i in range(len(parts)):
         while parts[i] < least:
             largest = max(range(len(parts)), key=lambda j: parts[j])
             parts[largest] -= 1

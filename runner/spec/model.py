@@ -166,6 +166,9 @@ class Duration:
 class Checks:
     min_completion: float  # per measured client and run
     min_transfers_per_size: int = 0  # completed, per measured client, run and size
+    # Relay role (or "relays": all) -> the range its relays' mean utilisation
+    # over the measured period must be in, per run (the load check).
+    load: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -198,10 +201,12 @@ class Spec:
 
     def class_sizes(self) -> dict[str, tuple[int, ...]]:
         """The transfer sizes each client class's workload asks for."""
-        sizes = {}
+        sizes: dict[str, tuple[int, ...]] = {}
         for group in self.network.clients:
             params = self.workloads[group.workload].params
-            if "phases" in params:  # rounds: the sizes clients download
+            if self.workloads[group.workload].model == "markov":
+                sizes[group.name] = ()  # the models draw every size
+            elif "phases" in params:  # rounds: the sizes clients download
                 sizes[group.name] = tuple(
                     sorted({p.size for p in params["phases"] if p.direction == "down"})
                 )
@@ -643,6 +648,25 @@ def _seeds(value: Any, where: Where) -> tuple[tuple[int, ...], SeedRounds | None
     return tuple(seeds), None
 
 
+ALL_RELAYS = "relays"  # checks.load's key for every relay
+
+
+def _load_ranges(value: Any, where: Where) -> dict[str, tuple[float, float]]:
+    """checks.load: relay role (or "relays") -> [low, high] utilisation."""
+    if value is None:
+        return {}
+    roles = (ALL_RELAYS, *RELAY_ROLES)
+    body = _mapping(value, where, (), roles)
+    ranges = {}
+    for role, raw in body.items():
+        w = where.child(role)
+        pair = _value(raw, w, Param("list:share", minimum=0.0, maximum=1.0))
+        if len(pair) != 2 or pair[0] > pair[1]:
+            raise w.error("expected a range [low, high] of utilisation, e.g. [50%, 90%]")
+        ranges[role] = (pair[0], pair[1])
+    return ranges
+
+
 TOP_REQUIRED = ("name", "seeds", "duration", "network", "workloads", "variants")
 TOP_OPTIONAL = ("description", "baseline", "checks", "comparisons", "hypotheses")
 
@@ -678,7 +702,9 @@ def parse_spec(data: Any, path: str, sha256: str = "") -> Spec:
     if baseline not in names:
         raise top.child("baseline").error(f"expected one of the variants {names}, got {baseline!r}")
     cw = top.child("checks")
-    cbody = _mapping(body.get("checks") or {}, cw, (), ("min_completion", "min_transfers_per_size"))
+    cbody = _mapping(
+        body.get("checks") or {}, cw, (), ("min_completion", "min_transfers_per_size", "load")
+    )
     checks = Checks(
         min_completion=_value(
             cbody.get("min_completion", 0.95),
@@ -690,6 +716,7 @@ def parse_spec(data: Any, path: str, sha256: str = "") -> Spec:
             cw.child("min_transfers_per_size"),
             Param("int", minimum=0),
         ),
+        load=_load_ranges(cbody.get("load"), cw.child("load")),
     )
     comparisons = _comparisons(body.get("comparisons"), top.child("comparisons"), names, baseline)
     classes = [g.name for g in network.clients if g.measured]

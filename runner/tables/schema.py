@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from runner.logs import bandwidth as parse_bandwidth
 from runner.logs import consensus as parse_consensus
 from runner.logs import mctor as parse_mctor
 from runner.logs import oniontrace as parse_oniontrace
@@ -26,6 +27,7 @@ from runner.logs.mctor import read_fingerprint
 from runner.logs.run_logs import RunLogs
 from runner.logs.tgen import Transfer
 from runner.network.shadow_config import SHADOW_DATA
+from runner.spec.model import RELAY_ROLES
 
 TRANSFER_COLUMNS = [
     "variant",
@@ -93,6 +95,18 @@ CLIENT_COLUMNS = [
     "client_relay",
     "bandwidth_down_bits",
     "bandwidth_up_bits",
+]
+RELAY_LOAD_COLUMNS = [
+    "variant",
+    "seed",
+    "relay",
+    "role",
+    "capacity_bytes",
+    "seconds",
+    "mean_read_bytes",
+    "mean_written_bytes",
+    "mean_utilisation",
+    "p90_utilisation",
 ]
 TOR_RECORD_MARKERS = parse_mctor.RECORD_MARKERS + ("Hop feedback totals",)
 CIRCUIT_COLUMNS = [
@@ -306,6 +320,48 @@ def client_rows(manifest: dict[str, Any]) -> Iterator[dict[str, Any]]:
         }
 
 
+def _p90(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
+
+
+def relay_load_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
+    """How busy each relay was over the measured period, from the bytes its
+    tor read and wrote each second (oniontrace's BW events): a second's
+    utilisation is the larger of the two over the relay's link capacity."""
+    manifest = logs.manifest
+    duration = manifest.get("duration") or {}
+    begin = float(manifest.get("clock_epoch", 0)) + float(duration.get("bootstrap_s", 0))
+    end = begin + float(duration.get("measure_s", 0))
+    for host, info in sorted(manifest["hosts"].items()):
+        if info["role"] not in RELAY_ROLES:
+            continue
+        capacity = int(info["bandwidth_up_bits"]) // 8
+        seconds = []
+        for log in logs.of(host, "oniontrace"):
+            lines = logs.lines(log, parse_bandwidth.RECORD_MARKERS)
+            seconds += [
+                s
+                for s in parse_bandwidth.parse_lines(lines, logs.on_error(log))
+                if begin <= s.time < end
+            ]
+        if not seconds or capacity <= 0:
+            continue
+        used = [max(s.read, s.written) / capacity for s in seconds]
+        yield {
+            "variant": manifest["variant"],
+            "seed": manifest["seed"],
+            "relay": host,
+            "role": info["role"],
+            "capacity_bytes": capacity,
+            "seconds": len(seconds),
+            "mean_read_bytes": round(sum(s.read for s in seconds) / len(seconds)),
+            "mean_written_bytes": round(sum(s.written for s in seconds) / len(seconds)),
+            "mean_utilisation": f"{sum(used) / len(used):.4f}",
+            "p90_utilisation": f"{_p90(used):.4f}",
+        }
+
+
 @dataclass(frozen=True)
 class Table:
     """A tidy table, ``<experiment>/<name>.csv``: ``rows`` gives one run's rows."""
@@ -322,3 +378,4 @@ RELAYS = Table("relays", RELAY_COLUMNS, relay_rows)
 CLIENTS = Table("clients", CLIENT_COLUMNS, lambda logs: client_rows(logs.manifest))
 PLACEMENTS = Table("placements", PLACEMENT_COLUMNS, placement_rows)
 HOP_FEEDBACK = Table("hop_feedback", HOP_FEEDBACK_COLUMNS, hop_feedback_rows)
+RELAY_LOAD = Table("relay_load", RELAY_LOAD_COLUMNS, relay_load_rows)

@@ -1,0 +1,137 @@
+"""The load check: how busy the relays were and how much of their access
+links the clients got, per run, and whether a spec's required load held.
+
+A relay's utilisation (relay_load.csv) is per second the larger of the
+bytes its tor read and wrote over its link capacity; a run's figure for a
+role is the mean over its relays of their mean over the measured period. A
+client's share of its access link is its average bandwidth (the payload of
+its completed transfers over their times to last byte, as in
+runner.analyses.client_bandwidth) over its download link.
+"""
+
+from __future__ import annotations
+
+import csv
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner.analyses.client_bandwidth import per_client, read_clients
+from runner.report.stats import Estimate, level_ci
+from runner.spec.model import ALL_RELAYS, RELAY_ROLES
+from runner.tables.rows import TransferRow
+
+
+@dataclass(frozen=True)
+class RelayLoad:
+    variant: str
+    seed: int
+    relay: str
+    role: str
+    mean: float  # utilisation over the measured period
+    p90: float
+
+
+def read_relay_load(path: Path) -> list[RelayLoad]:
+    if not path.is_file():
+        return []
+    with path.open(newline="") as handle:
+        return [
+            RelayLoad(
+                r["variant"],
+                int(r["seed"]),
+                r["relay"],
+                r["role"],
+                float(r["mean_utilisation"]),
+                float(r["p90_utilisation"]),
+            )
+            for r in csv.DictReader(handle)
+        ]
+
+
+@dataclass(frozen=True)
+class RunLoad:
+    """One run's relays of one role (or all: ALL_RELAYS)."""
+
+    variant: str
+    seed: int
+    role: str
+    relays: int
+    mean: float  # mean over the relays of their mean utilisation
+    p90: float  # mean over the relays of their 90th percentile
+
+
+def run_loads(loads: list[RelayLoad]) -> list[RunLoad]:
+    """Per run: each role's figures, then all relays'."""
+    groups: dict[tuple[str, int, str], list[RelayLoad]] = defaultdict(list)
+    for load in loads:
+        groups[(load.variant, load.seed, load.role)].append(load)
+        groups[(load.variant, load.seed, ALL_RELAYS)].append(load)
+    order = (*RELAY_ROLES, ALL_RELAYS)
+    return [
+        RunLoad(
+            variant,
+            seed,
+            role,
+            len(members),
+            statistics.fmean(m.mean for m in members),
+            statistics.fmean(m.p90 for m in members),
+        )
+        for (variant, seed, role), members in sorted(
+            groups.items(), key=lambda kv: (kv[0][0], kv[0][1], order.index(kv[0][2]))
+        )
+    ]
+
+
+def load_failures(runs: list[RunLoad], required: dict[str, tuple[float, float]]) -> list[str]:
+    """A line per run and role whose mean utilisation is outside the spec's range."""
+    failures = []
+    for run in runs:
+        if run.role not in required:
+            continue
+        low, high = required[run.role]
+        if not low <= run.mean <= high:
+            state = "idle" if run.mean < low else "saturated"
+            failures.append(
+                f"{run.variant}/seed-{run.seed}: {run.role} relays' mean utilisation "
+                f"{run.mean:.0%} is outside the required {low:.0%}-{high:.0%} ({state})"
+            )
+    return failures
+
+
+def role_summary(
+    runs: list[RunLoad], variants: list[str]
+) -> dict[tuple[str, str], tuple[Estimate, Estimate]]:
+    """(variant, role) -> mean and 90th-percentile utilisation over seeds."""
+    per: dict[tuple[str, str], list[RunLoad]] = defaultdict(list)
+    for run in runs:
+        per[(run.variant, run.role)].append(run)
+    return {
+        key: (
+            level_ci([r.mean for r in members], ceiling=1.0),
+            level_ci([r.p90 for r in members], ceiling=1.0),
+        )
+        for key, members in per.items()
+        if key[0] in variants
+    }
+
+
+def link_shares(transfers: list[TransferRow], clients_csv: Path) -> dict[tuple[str, str], Estimate]:
+    """(variant, measured class) -> over seeds, the seed's median over its
+    clients of average bandwidth / download link."""
+    if not clients_csv.is_file():
+        return {}
+    with clients_csv.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    links = {(r["variant"], int(r["seed"]), r["host"]): int(r["bandwidth_down_bits"]) for r in rows}
+    measured = {(r["variant"], int(r["seed"]), r["host"]) for r in rows if r["measured"] == "1"}
+    infos = [c for c in read_clients(clients_csv) if (c.variant, c.seed, c.host) in measured]
+    per_seed: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for b in per_client(transfers, infos):
+        link = links[(b.variant, b.seed, b.host)] / 8
+        per_seed[(b.variant, b.group)][b.seed].append(b.bytes / b.seconds / link)
+    return {
+        key: level_ci([statistics.median(v) for v in seeds.values()])
+        for key, seeds in per_seed.items()
+    }

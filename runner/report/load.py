@@ -1,0 +1,73 @@
+"""The report's load section: relay utilisation and clients' share of their
+access links per variant, and the spec's required load (checks.load)."""
+
+from __future__ import annotations
+
+from runner.analyses.base import ReportInput, Section
+from runner.analyses.load import (
+    link_shares,
+    load_failures,
+    read_relay_load,
+    role_summary,
+    run_loads,
+)
+from runner.report.markdown import table
+from runner.report.stats import Estimate
+from runner.spec.model import ALL_RELAYS, RELAY_ROLES
+
+
+def _pct(est: Estimate) -> str:
+    return est.format(scale=100, unit="%", digits=0)
+
+
+def load_section(inp: ReportInput) -> Section:
+    spec = inp.spec
+    runs = run_loads(read_relay_load(inp.layout.table_csv("relay_load")))
+    section = Section(failures=load_failures(runs, spec.checks.load))
+    if spec.checks.load:
+        ranges = ", ".join(
+            f"{role} {lo:.0%}-{hi:.0%}" for role, (lo, hi) in spec.checks.load.items()
+        )
+        section.checks.append(
+            f"Load: in every run, the mean utilisation of these relays is in range: {ranges}."
+        )
+    if not runs:
+        return section
+    summary = role_summary(runs, inp.variants)
+    roles = [r for r in (*RELAY_ROLES, ALL_RELAYS) if any(k[1] == r for k in summary)]
+    rows = []
+    for variant in inp.variants:
+        for role in roles:
+            if (variant, role) in summary:
+                mean, p90 = summary[(variant, role)]
+                rows.append([variant, role, _pct(mean), _pct(p90), str(mean.n)])
+    section.lines += [
+        "",
+        "## Load",
+        "",
+        "How busy the relays were over the measured period: per second, the larger of "
+        "the bytes a relay's tor read and wrote (oniontrace's BW events) over its link "
+        "capacity; per run, the mean over a role's relays of their mean and of their "
+        "90th percentile; here the mean over seeds with a 95% interval. A network whose "
+        "relays sit near 0% is idle: mechanisms that act under load do not engage.",
+        "",
+        *table(["variant", "relays", "mean utilisation", "p90 utilisation", "seeds"], rows),
+    ]
+    shares = link_shares(inp.transfers, inp.layout.clients_csv)
+    if shares:
+        share_rows = [
+            [variant, cls, _pct(est), str(est.n)]
+            for variant in inp.variants
+            for (v, cls), est in sorted(shares.items())
+            if v == variant
+        ]
+        section.lines += [
+            "",
+            "Measured clients' share of their own access link: a client's average "
+            "bandwidth (payload of its completed transfers over their times to last byte) "
+            "over its download link; per seed the median over the class's clients, here "
+            "the mean over seeds. Near 100%, the access link and not Tor limits the client.",
+            "",
+            *table(["variant", "class", "share of access link", "seeds"], share_rows),
+        ]
+    return section
