@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
+from runner.network.datasets import FOLDER, DataFile, data_dir
 from runner.tools.prereqs import find
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,6 +31,15 @@ def _skip_unless(names: tuple[str, ...]) -> pytest.MarkDecorator:
 
 needs_tor = _skip_unless(("tor", "tor-gencert", "faketime"))
 needs_shadow = _skip_unless(("tor", "tor-gencert", "faketime", "shadow", "tgen", "oniontrace"))
+
+
+def needs_data(*files: DataFile) -> pytest.MarkDecorator:
+    """Skip, saying which, unless the published data files are present."""
+    folder = data_dir() / FOLDER
+    missing = [f.name for f in files if not (folder / f.name).is_file()]
+    return pytest.mark.skipif(
+        bool(missing), reason=f"not in {folder} (set TORNET_DATA): {', '.join(missing)}"
+    )
 
 
 def run_experiment(data: dict[str, Any], tmp_path: Path) -> tuple[Path, str]:

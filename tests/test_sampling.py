@@ -15,28 +15,16 @@ from runner.network.datasets import (
     RELAYS_2018,
     SPEEDS_2020,
     country_speeds,
-    data_dir,
     read_data,
     relay_population,
 )
 from runner.network.plan import plan_network
 from runner.network.sampling import bins, split_by_shares
 from runner.spec.model import parse_spec
-from tests.conftest import CI_SMALL
+from tests.conftest import CI_SMALL, needs_data
 
-
-def _have(*files: Any) -> bool:
-    return all((data_dir() / FOLDER / f.name).is_file() for f in files)
-
-
-needs_relays = pytest.mark.skipif(
-    not _have(RELAYS_2018),
-    reason=f"the tor-2018 relays are not in {data_dir() / FOLDER} (set TORNET_DATA)",
-)
-needs_speeds = pytest.mark.skipif(
-    not _have(SPEEDS_2020),
-    reason=f"the 2020 speed data is not in {data_dir() / FOLDER} (set TORNET_DATA)",
-)
+needs_relays = needs_data(RELAYS_2018)
+needs_speeds = needs_data(SPEEDS_2020)
 
 
 def _spec(relays: dict[str, Any], **client_links: Any) -> Any:
@@ -56,10 +44,9 @@ def test_shares_split_in_whole_numbers_with_a_floor() -> None:
     assert sum(split_by_shares(7, [1.0, 1.0, 1.0])) == 7
 
 
+@needs_relays
 def test_bins_cover_the_sorted_population_in_near_equal_parts() -> None:
-    relays = [r for r in relay_population("tor-2018")] if _have(RELAYS_2018) else []
-    if not relays:
-        pytest.skip("the tor-2018 relays are not present")
+    relays = list(relay_population("tor-2018"))
     parts = bins(relays, 7)
     assert sum(len(b) for b in parts) == len(relays)
     assert max(len(b) for b in parts) - min(len(b) for b in parts) <= 1

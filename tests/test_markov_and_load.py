@@ -1,0 +1,167 @@
+"""The markov workload (tgen's own Markov models, from the published
+PrivCount models) and the load check, against logs of a real Shadow run."""
+
+import gzip
+import io
+import json
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+from runner.analyses.load import RelayLoad, load_failures, run_loads
+from runner.logs.bandwidth import parse_lines as parse_bandwidth
+from runner.logs.run_logs import RunLogs
+from runner.logs.tgen import parse_lines as parse_tgen
+from runner.network.datasets import PACKET_MODEL, STREAM_MODEL, read_data
+from runner.network.shadow_config import SHADOW_DATA
+from runner.spec.model import ALL_RELAYS
+from runner.tables.schema import relay_load_rows
+from tests.conftest import FIXTURES, needs_data
+from workloads.markov import MarkovModelError, flow_model, to_tgen_model
+from workloads.models import Endpoint, Markov
+from workloads.tgen import check_tgen_rules
+
+SHADOW_EPOCH = 946684800
+needs_models = needs_data(STREAM_MODEL, PACKET_MODEL)
+
+
+def _read(text: str) -> nx.DiGraph:
+    return nx.read_graphml(io.StringIO(text))
+
+
+@needs_models
+@pytest.mark.parametrize("file", [STREAM_MODEL, PACKET_MODEL])
+def test_published_models_convert_to_what_tgen_1_1_reads(file: object) -> None:
+    source = read_data(file)  # type: ignore[arg-type]
+    old = nx.read_graphml(io.BytesIO(source))
+    new = _read(to_tgen_model(source, "model"))
+    assert new.number_of_nodes() == old.number_of_nodes()
+    assert new.number_of_edges() == old.number_of_edges()
+    names = [d["name"] for _, d in new.nodes(data=True)]
+    assert names.count("start") == 1
+    observations = {d["name"] for _, d in new.nodes(data=True) if d["type"] == "observation"}
+    assert "F" in observations and observations <= {"+", "-", "F"}
+    for a, b, data in new.edges(data=True):
+        assert data["type"] in ("transition", "emission")
+        if data["type"] == "emission":
+            assert data["distribution"] in ("exponential", "lognormal", "uniform")
+            old_edge = old.edges[_old_id(old, new, a), _old_id(old, new, b)]
+            if data["distribution"] == "exponential":
+                assert data["param_rate"] == pytest.approx(old_edge["exp_lambda"])
+            if data["distribution"] == "lognormal":
+                assert data["param_location"] == pytest.approx(old_edge["lognorm_mu"])
+                assert data["param_scale"] == pytest.approx(old_edge["lognorm_sigma"])
+
+
+def _old_id(old: nx.DiGraph, new: nx.DiGraph, node: str) -> str:
+    name = new.nodes[node]["name"]
+    return "$" if name == "+" and "$" in old else name
+
+
+def test_a_model_that_is_not_one_is_refused() -> None:
+    with pytest.raises(MarkovModelError, match="not graphml"):
+        to_tgen_model(b"<graphml", "broken.graphml")
+    graph = nx.DiGraph()
+    graph.add_node("s1", type="state")
+    buffer = io.BytesIO()
+    nx.write_graphml(graph, buffer)
+    with pytest.raises(MarkovModelError, match="one state called start"):
+        to_tgen_model(buffer.getvalue(), "nostart.graphml")
+
+
+def test_the_flow_model_draws_pauses_of_the_given_mean() -> None:
+    graph = _read(flow_model(20.0))
+    (emission,) = [d for _, _, d in graph.edges(data=True) if d["type"] == "emission"]
+    assert emission["distribution"] == "exponential"
+    assert 1 / emission["param_rate"] == pytest.approx(20e6)  # microseconds
+
+
+def test_a_markov_client_graph_passes_tgen_rules_and_seeds_its_models() -> None:
+    params = {"flow_interval": 60.0, "timeout": 600.0, "stallout": 300.0}
+    endpoint = Endpoint("127.0.0.1:9050", ("100.3.0.1:80",), seed=4242)
+    graph = Markov.build(params, endpoint)
+    check_tgen_rules(graph)
+    traffic = graph.nodes["traffic"]
+    assert traffic["markovmodelseed"] == traffic["socksauthseed"] == "4242"
+    assert traffic["streammodelpath"] == Markov.STREAM_MODEL
+    assert graph.has_edge("traffic", "traffic")
+
+
+def test_tgen_parses_a_markov_clients_streams() -> None:
+    with gzip.open(FIXTURES / "tgen-markov-client.stdout.gz", "rt") as handle:
+        lines = handle.readlines()
+    transfers = list(parse_tgen(lines))
+    finished = sum("[stream-success]" in ln or "[stream-error]" in ln for ln in lines)
+    assert len(transfers) == finished > 20
+    assert {t.vertex for t in transfers} == {"traffic"}
+    assert len({t.bytes_received for t in transfers}) > 5
+
+
+def _bw_lines() -> list[str]:
+    with gzip.open(FIXTURES / "oniontrace-relay-bw.stdout.gz", "rt") as handle:
+        return handle.readlines()
+
+
+def test_bw_events_are_read_and_damaged_ones_counted() -> None:
+    lines = _bw_lines()
+    seconds = list(parse_bandwidth(lines))
+    assert len(seconds) == sum("650 BW " in ln for ln in lines)
+    assert seconds == sorted(seconds, key=lambda s: s.time)
+    errors: list[int] = []
+    damaged = [*lines[:5], "2000-01-01 00:00:01 9466 [x] Logger: 650 BW 12\n"]
+    list(parse_bandwidth(damaged, lambda n, line, why: errors.append(n)))
+    assert errors == [6]
+
+
+def test_relay_load_is_the_busier_direction_over_the_link(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    home = run / SHADOW_DATA / "hosts" / "relay2exit"
+    home.mkdir(parents=True)
+    (home / "oniontrace.1003.stdout").write_text("".join(_bw_lines()))
+    capacity = 671744  # bytes/s
+    manifest = {
+        "variant": "v",
+        "seed": 1,
+        "clock_epoch": SHADOW_EPOCH,
+        "duration": {"bootstrap_s": 300.0, "measure_s": 300.0},
+        "hosts": {
+            "relay2exit": {"role": "exit", "bandwidth_up_bits": capacity * 8},
+            "perfclient1exit": {"role": "client", "bandwidth_up_bits": 8000},
+        },
+    }
+    (row,) = list(relay_load_rows(RunLogs(run, manifest)))
+    window = [
+        s for s in parse_bandwidth(_bw_lines()) if SHADOW_EPOCH + 300 <= s.time < SHADOW_EPOCH + 600
+    ]
+    used = sorted(max(s.read, s.written) / capacity for s in window)
+    assert row["seconds"] == len(window) == 300
+    assert float(row["mean_utilisation"]) == pytest.approx(sum(used) / len(used), abs=1e-4)
+    assert float(row["p90_utilisation"]) == pytest.approx(used[270], abs=1e-4)
+    assert row["capacity_bytes"] == capacity
+    json.dumps(row)  # a plain row
+
+
+def _load(variant: str, seed: int, role: str, mean: float) -> RelayLoad:
+    return RelayLoad(variant, seed, f"{role}{mean}", role, mean, mean)
+
+
+def test_the_load_check_names_idle_and_saturated_runs() -> None:
+    runs = run_loads(
+        [
+            _load("a", 1, "guard", 0.1),
+            _load("a", 1, "guard", 0.2),
+            _load("a", 1, "exit", 0.95),
+            _load("a", 2, "guard", 0.6),
+            _load("a", 2, "exit", 0.7),
+        ]
+    )
+    guards = {r.seed: r for r in runs if r.role == "guard"}
+    assert guards[1].mean == pytest.approx(0.15) and guards[1].relays == 2
+    everything = [r for r in runs if r.role == ALL_RELAYS and r.seed == 1]
+    assert everything[0].mean == pytest.approx((0.1 + 0.2 + 0.95) / 3)
+    failures = load_failures(runs, {"guard": (0.5, 0.9), "exit": (0.5, 0.9)})
+    assert failures == [
+        "a/seed-1: exit relays' mean utilisation 95% is outside the required 50%-90% (saturated)",
+        "a/seed-1: guard relays' mean utilisation 15% is outside the required 50%-90% (idle)",
+    ]
