@@ -8,18 +8,23 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
+import yaml
 
 from runner.analyses.load import RelayLoad, load_failures, run_loads
+from runner.errors import SpecError
 from runner.logs.bandwidth import parse_lines as parse_bandwidth
 from runner.logs.run_logs import RunLogs
 from runner.logs.tgen import parse_lines as parse_tgen
 from runner.network.datasets import PACKET_MODEL, STREAM_MODEL, read_data
+from runner.network.generate import cross_flows
+from runner.network.plan import plan_network
+from runner.network.schedule import host_processes
 from runner.network.shadow_config import SHADOW_DATA
-from runner.spec.model import ALL_RELAYS
+from runner.spec.model import ALL_RELAYS, Spec, parse_spec
 from runner.tables.schema import relay_load_rows
-from tests.conftest import FIXTURES, needs_data
+from tests.conftest import CI_SMALL, FIXTURES, needs_data
 from workloads.markov import MarkovModelError, flow_model, to_tgen_model
-from workloads.models import Endpoint, Markov
+from workloads.models import Endpoint, Markov, cross_traffic_graph
 from workloads.tgen import check_tgen_rules
 
 SHADOW_EPOCH = 946684800
@@ -165,3 +170,60 @@ def test_the_load_check_names_idle_and_saturated_runs() -> None:
         "a/seed-1: exit relays' mean utilisation 95% is outside the required 50%-90% (saturated)",
         "a/seed-1: guard relays' mean utilisation 15% is outside the required 50%-90% (idle)",
     ]
+
+
+def _cross_spec(cross: dict[str, object], **variant: object) -> Spec:
+    data = yaml.safe_load(CI_SMALL.read_text())
+    data["network"]["cross_traffic"] = cross
+    data["variants"]["conflux-on"].update(variant)
+    return parse_spec(data, "test.yaml")
+
+
+def test_cross_traffic_runs_on_the_relays_it_names() -> None:
+    spec = _cross_spec(
+        {"relays": ["middle"], "flows": 3, "size": "2 MiB", "direction": "both"}, cross_flows=0
+    )
+    plan = plan_network(spec, 1)
+    off, on = spec.variant("conflux-on"), spec.variant("conflux-off")
+    middles = plan.with_role("middle")
+    assert [cross_flows(spec, on, h) for h in middles] == [3, 3]
+    assert all(cross_flows(spec, on, h) == 0 for h in plan.with_role("exit", "guard"))
+    assert all(cross_flows(spec, off, h) == 0 for h in middles)
+    graph = cross_traffic_graph(3, 2 * 2**20, "both", ("100.3.0.1:80",))
+    check_tgen_rules(graph)
+    streams = sorted(n for n in graph if n.startswith("stream_cross_"))
+    assert len(streams) == 3
+    directions = [graph.nodes[s]["recvsize"] == "2097152 bytes" for s in streams]
+    assert directions == [True, False, True]  # every other flow each way
+    assert "socksproxy" not in graph.nodes["start"]  # not through Tor
+    processes = host_processes(middles[0], 9051, None, "server.graphml", [(300.0, None)], "x")
+    assert [(p.program, p.start) for p in processes][-1] == ("tgen", 300.0)
+
+
+@pytest.mark.parametrize(
+    ("cross", "variant", "key", "expected"),
+    [
+        ({"relays": ["client"], "flows": 1}, {}, "network.cross_traffic.relays[0]", "relay role"),
+        ({"relays": ["middle"], "flows": 0}, {}, "network.cross_traffic.flows", "at least 1"),
+        (
+            {"relays": ["middle"], "flows": 1, "direction": "sideways"},
+            {},
+            "network.cross_traffic.direction",
+            "down, up, both",
+        ),
+    ],
+)
+def test_cross_traffic_is_checked(
+    cross: dict[str, object], variant: dict[str, object], key: str, expected: str
+) -> None:
+    with pytest.raises(SpecError) as err:
+        _cross_spec(cross, **variant)
+    assert err.value.key == key and expected in err.value.expected
+
+
+def test_a_variant_cannot_change_cross_traffic_the_network_lacks() -> None:
+    data = yaml.safe_load(CI_SMALL.read_text())
+    data["variants"]["conflux-on"]["cross_flows"] = 2
+    with pytest.raises(SpecError) as err:
+        parse_spec(data, "test.yaml")
+    assert err.value.key == "variants.conflux-on.cross_flows"

@@ -336,6 +336,39 @@ MODELS: dict[str, type[Perf] | type[Bulk] | type[Web] | type[Rounds] | type[Mark
 }
 
 
+CROSS_LOGLEVEL = "message"  # cross traffic is load, not measured
+
+
+def cross_traffic_graph(
+    flows: int, size: int, direction: str, peers: tuple[str, ...]
+) -> nx.DiGraph:
+    """A relay host's competing flows: ``flows`` TCP transfers of ``size``,
+    each restarted as soon as it ends, straight to the servers (no SOCKS
+    proxy). ``direction`` down: the servers send; up: the relay host sends;
+    both: every other flow each way."""
+    graph = nx.DiGraph()
+    graph.add_node(
+        "start",
+        peers=",".join(peers),
+        loglevel=CROSS_LOGLEVEL,
+        timeout="0 seconds",
+        stallout=format_time_for_tgen(60.0),
+    )
+    request = format_size_for_tgen(1000)
+    for index in range(flows):
+        down = direction == "down" or (direction == "both" and index % 2 == 0)
+        stream, pause = f"stream_cross_{index}", f"pause_cross_{index}"
+        send, recv = (
+            (request, format_size_for_tgen(size)) if down else (format_size_for_tgen(size), request)
+        )
+        graph.add_node(stream, sendsize=send, recvsize=recv)
+        graph.add_node(pause, time=format_time_for_tgen(0.001))
+        graph.add_edge("start", stream)
+        graph.add_edge(stream, pause)
+        graph.add_edge(pause, stream)
+    return graph
+
+
 def server_graph(port: int) -> nx.DiGraph:
     """The tgen server: listens on ``port`` and serves whatever clients ask."""
     graph = nx.DiGraph()

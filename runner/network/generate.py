@@ -47,11 +47,12 @@ from runner.network.torrc import (
 )
 from runner.spec.model import Spec, Variant
 from topologies.gml import to_shadow_gml
-from workloads.models import MODELS, Endpoint, server_graph
+from workloads.models import MODELS, Endpoint, cross_traffic_graph, server_graph
 from workloads.tgen import write_graphml
 
 CLIENT_GRAPH = "tgen.graphml"  # in each client's host directory
 SERVER_GRAPH = "tgen-server.graphml"  # in each server's host directory
+CROSS_GRAPH = "tgen-cross.graphml"  # in a relay's host directory, with cross traffic
 PROCESSES = "processes.json"  # the local backend's list of processes
 PATCHED_TOR = "tor-patched"  # key of the patched build in Tools.paths
 
@@ -134,10 +135,30 @@ def _write_host(
             host, ports, variant, backend.socks_bind(host), sections, bind_exit=backend.local
         )
     )
+    cross = cross_flows(spec, variant, host)
+    if cross:
+        assert spec.network.cross_traffic is not None
+        peers = tuple(f"{s.ip}:{server_port}" for s in plan.with_role("server"))
+        traffic = spec.network.cross_traffic
+        graph = cross_traffic_graph(cross, traffic.size, traffic.direction, peers)
+        write_graphml(graph, home / CROSS_GRAPH)
     if host.is_relay:
         install_keys(keys[host.name], home)
     if host.role == "authority":
         (home / "v3bw").write_text(v3bw(plan, keys, v3bw_time))
+
+
+def cross_flows(spec: Spec, variant: Variant, host: Host) -> int:
+    """How many cross-traffic flows ``host`` keeps going in ``variant``."""
+    traffic = spec.network.cross_traffic
+    if traffic is None or host.client_relay or host.role not in traffic.roles:
+        return 0
+    return traffic.flows if variant.cross_flows is None else variant.cross_flows
+
+
+def cross_start(spec: Spec) -> list[tuple[float, float | None]]:
+    """Cross traffic starts with the clients' traffic, when the bootstrap ends."""
+    return [(spec.duration.bootstrap, None)]
 
 
 def workload_files(spec: Spec, name: str | None = None) -> dict[str, str]:
@@ -279,7 +300,8 @@ def generate_run(
                 ports[h.name].control_port,
                 CLIENT_GRAPH if h.workload else None,
                 SERVER_GRAPH,
-                client_sessions(spec, seed, h, backend),
+                client_sessions(spec, seed, h, backend) if h.workload else cross_start(spec),
+                CROSS_GRAPH if cross_flows(spec, variant, h) else None,
             )
             for h in plan.hosts
         }

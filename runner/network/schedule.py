@@ -31,9 +31,11 @@ def host_processes(
     workload_file: str | None,
     server_file: str,
     sessions: list[tuple[float, float | None]],
+    cross_file: str | None = None,
 ) -> list[Process]:
     """The processes of ``host``, in start order; a client's tgen runs in
-    each of its ``sessions`` (start, stop) in turn."""
+    each of its ``sessions`` (start, stop) in turn; a relay with cross
+    traffic runs ``cross_file`` in tgen from its first session's start."""
     if host.role == "server":
         return [Process("tgen", (server_file,), 1)]
     start = _TOR_START[host.role]
@@ -50,4 +52,6 @@ def host_processes(
         if workload_file is None:
             raise ValueError(f"client {host.name} has no workload")
         processes.extend(Process("tgen", (workload_file,), a, b) for a, b in sessions)
+    elif cross_file is not None:
+        processes.append(Process("tgen", (cross_file,), sessions[0][0] if sessions else start + 2))
     return processes

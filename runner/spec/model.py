@@ -98,12 +98,31 @@ class ServerGroup:
 
 
 @dataclass(frozen=True)
+class CrossTraffic:
+    """Competing flows that are not Tor's: on every relay of ``roles``, a
+    tgen process keeps ``flows`` bulk TCP transfers of ``size`` going, back
+    to back, directly with the servers. They run on the relay's own host,
+    so they share its access link with its Tor connections: Shadow gives
+    links to hosts, not to the graph's edges, so a host beside the relay
+    could not share its bottleneck."""
+
+    roles: tuple[str, ...]
+    flows: int
+    size: int  # bytes per transfer
+    direction: str  # down (server to relay host), up, or both (half each)
+
+
+CROSS_DIRECTIONS = ("down", "up", "both")
+
+
+@dataclass(frozen=True)
 class Network:
     topology: Topology
     authorities: int
     relays: tuple[RelayGroup, ...]
     clients: tuple[ClientGroup, ...]
     servers: ServerGroup
+    cross_traffic: CrossTraffic | None = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +156,9 @@ class Variant:
     # MCTor connections expected between adjacent hops of a measured
     # client's pinned path (tor-patches/0003); None means no check.
     expect_mctor_connections: int | None = None
+    # Cross-traffic flows per relay in this variant, instead of the
+    # network's count (0: none); None keeps the network's.
+    cross_flows: int | None = None
 
 
 # The group of clients that also run a relay (variants' client_relays).
@@ -384,7 +406,9 @@ def _topology(value: Any, where: Where) -> Topology:
 
 
 def _network(value: Any, where: Where) -> Network:
-    body = _mapping(value, where, ("topology", "relays", "clients", "servers"), ("authorities",))
+    body = _mapping(
+        value, where, ("topology", "relays", "clients", "servers"), ("authorities", "cross_traffic")
+    )
     topology = _topology(body["topology"], where.child("topology"))
     authorities = _value(
         body.get("authorities", 1), where.child("authorities"), Param("int", minimum=1, maximum=9)
@@ -459,7 +483,39 @@ def _network(value: Any, where: Where) -> Network:
             Param("int", minimum=1, maximum=65535),
         ),
     )
-    return Network(topology, authorities, tuple(relays), tuple(clients), servers)
+    return Network(
+        topology,
+        authorities,
+        tuple(relays),
+        tuple(clients),
+        servers,
+        _cross_traffic(body.get("cross_traffic"), where.child("cross_traffic"), relays),
+    )
+
+
+def _cross_traffic(value: Any, where: Where, relays: list[RelayGroup]) -> CrossTraffic | None:
+    if value is None:
+        return None
+    body = _mapping(value, where, ("relays", "flows"), ("size", "direction"))
+    roles = _value(body["relays"], where.child("relays"), Param("list:str"))
+    for i, role in enumerate(roles):
+        if role not in RELAY_ROLES:
+            raise (
+                where.child("relays")
+                .child(i)
+                .error(f"expected a relay role ({', '.join(RELAY_ROLES)}), got {role!r}")
+            )
+    direction = body.get("direction", "down")
+    if direction not in CROSS_DIRECTIONS:
+        raise where.child("direction").error(
+            f"expected one of {', '.join(CROSS_DIRECTIONS)}, got {direction!r}"
+        )
+    return CrossTraffic(
+        roles=tuple(roles),
+        flows=_value(body["flows"], where.child("flows"), Param("int", minimum=1, maximum=64)),
+        size=_value(body.get("size", "5 MiB"), where.child("size"), Param("size", minimum=1)),
+        direction=direction,
+    )
 
 
 def _workloads(value: Any, where: Where) -> dict[str, Workload]:
@@ -500,6 +556,7 @@ def _variants(value: Any, where: Where, client_classes: set[str]) -> tuple[Varia
                 "client_relays",
                 "extra_clients",
                 "clients",
+                "cross_flows",
             ),
         )
         tor = body.get("tor", "stock")
@@ -569,6 +626,11 @@ def _variants(value: Any, where: Where, client_classes: set[str]) -> tuple[Varia
                 extra,
                 _client_caps(body.get("clients"), w.child("clients"), client_classes),
                 mctor,
+                None
+                if body.get("cross_flows") is None
+                else _value(
+                    body["cross_flows"], w.child("cross_flows"), Param("int", minimum=0, maximum=64)
+                ),
             )
         )
     return tuple(variants)
@@ -698,6 +760,11 @@ def parse_spec(data: Any, path: str, sha256: str = "") -> Spec:
             )
     variants = _variants(body["variants"], top.child("variants"), {g.name for g in network.clients})
     names = [v.name for v in variants]
+    for v in variants:
+        if v.cross_flows is not None and network.cross_traffic is None:
+            raise top.child(f"variants.{v.name}.cross_flows").error(
+                "the network has no cross_traffic for a variant to change"
+            )
     baseline = body.get("baseline", names[0])
     if baseline not in names:
         raise top.child("baseline").error(f"expected one of the variants {names}, got {baseline!r}")
