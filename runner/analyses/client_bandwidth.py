@@ -87,11 +87,12 @@ def read_relay_limits(path: Path) -> dict[tuple[str, int, str], RelayLimit]:
 def per_client(
     transfers: Iterable[TransferRow], clients: list[ClientInfo]
 ) -> list[ClientBandwidth]:
-    """Each client's totals over its completed transfers (clients with none
-    are left out: they have no average)."""
+    """Each measured client's totals over its completed transfers (clients
+    with none are left out: they have no average; background clients'
+    Markov streams have no set size)."""
     totals: dict[tuple[str, int, str], list[float]] = defaultdict(lambda: [0, 0.0, 0])
     for t in transfers:
-        if t.success and t.ttlb:
+        if t.success and t.ttlb and t.measured:
             entry = totals[(t.variant, t.seed, t.host)]
             entry[0] += t.size
             entry[1] += t.ttlb
