@@ -10,7 +10,7 @@ import networkx as nx
 import pytest
 import yaml
 
-from runner.analyses.load import RelayLoad, load_failures, run_loads
+from runner.analyses.load import load_failures, run_loads
 from runner.errors import SpecError
 from runner.logs.bandwidth import parse_lines as parse_bandwidth
 from runner.logs.run_logs import RunLogs
@@ -21,6 +21,7 @@ from runner.network.plan import plan_network
 from runner.network.schedule import host_processes
 from runner.network.shadow_config import SHADOW_DATA
 from runner.spec.model import ALL_RELAYS, Spec, parse_spec
+from runner.tables.rows import RelayLoad
 from runner.tables.schema import relay_load_rows
 from tests.conftest import CI_SMALL, FIXTURES, needs_data
 from workloads.markov import MarkovModelError, flow_model, to_tgen_model

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import networkx as nx
@@ -318,13 +319,24 @@ class Markov:
     @staticmethod
     def files(params: dict[str, Any]) -> dict[str, str]:
         """The model files a client (and every server) needs beside its graph."""
+        stream, packet = _published_models()
         return {
             Markov.FLOW_MODEL: flow_model(params["flow_interval"]),
-            Markov.STREAM_MODEL: to_tgen_model(read_data(STREAM_MODEL), STREAM_MODEL.name),
-            Markov.PACKET_MODEL: to_tgen_model(read_data(PACKET_MODEL), PACKET_MODEL.name),
+            Markov.STREAM_MODEL: stream,
+            Markov.PACKET_MODEL: packet,
         }
 
     sessions = staticmethod(_always)
+
+
+@cache
+def _published_models() -> tuple[str, str]:
+    """The PrivCount stream and packet models in tgen 1.1's form, converted
+    once however many hosts run them."""
+    return (
+        to_tgen_model(read_data(STREAM_MODEL), STREAM_MODEL.name),
+        to_tgen_model(read_data(PACKET_MODEL), PACKET_MODEL.name),
+    )
 
 
 MODELS: dict[str, type[Perf] | type[Bulk] | type[Web] | type[Rounds] | type[Markov]] = {

@@ -20,34 +20,7 @@ from pathlib import Path
 from runner.analyses.client_bandwidth import per_client, read_clients
 from runner.report.stats import Estimate, level_ci
 from runner.spec.model import ALL_RELAYS, RELAY_ROLES
-from runner.tables.rows import TransferRow
-
-
-@dataclass(frozen=True)
-class RelayLoad:
-    variant: str
-    seed: int
-    relay: str
-    role: str
-    mean: float  # utilisation over the measured period
-    p90: float
-
-
-def read_relay_load(path: Path) -> list[RelayLoad]:
-    if not path.is_file():
-        return []
-    with path.open(newline="") as handle:
-        return [
-            RelayLoad(
-                r["variant"],
-                int(r["seed"]),
-                r["relay"],
-                r["role"],
-                float(r["mean_utilisation"]),
-                float(r["p90_utilisation"]),
-            )
-            for r in csv.DictReader(handle)
-        ]
+from runner.tables.rows import RelayLoad, TransferRow
 
 
 @dataclass(frozen=True)
@@ -123,12 +96,13 @@ def link_shares(transfers: list[TransferRow], clients_csv: Path) -> dict[tuple[s
     if not clients_csv.is_file():
         return {}
     with clients_csv.open(newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    links = {(r["variant"], int(r["seed"]), r["host"]): int(r["bandwidth_down_bits"]) for r in rows}
-    measured = {(r["variant"], int(r["seed"]), r["host"]) for r in rows if r["measured"] == "1"}
-    infos = [c for c in read_clients(clients_csv) if (c.variant, c.seed, c.host) in measured]
+        links = {
+            (r["variant"], int(r["seed"]), r["host"]): int(r["bandwidth_down_bits"])
+            for r in csv.DictReader(handle)
+        }
     per_seed: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for b in per_client(transfers, infos):
+    # per_client counts measured clients' transfers only.
+    for b in per_client(transfers, read_clients(clients_csv)):
         link = links[(b.variant, b.seed, b.host)] / 8
         per_seed[(b.variant, b.group)][b.seed].append(b.bytes / b.seconds / link)
     return {

@@ -116,6 +116,7 @@ def _write_host(
     home = hosts_dir / host.name
     home.mkdir(parents=True)
     server_port = backend.server_port(spec.network.servers.port)
+    peers = tuple(f"{s.ip}:{server_port}" for s in plan.with_role("server"))
     if host.role == "server":
         write_graphml(server_graph(server_port), home / SERVER_GRAPH)
         _write_files(home, workload_files(spec))  # servers read clients' packet models
@@ -124,7 +125,7 @@ def _write_host(
         workload = spec.workloads[host.workload]
         endpoint = Endpoint(
             socks_proxy=f"{backend.socks_bind(host)}:{ports.socks_port}",
-            peers=tuple(f"{s.ip}:{server_port}" for s in plan.with_role("server")),
+            peers=peers,
             seed=random.Random(f"{spec.name}/tgen/{plan.seed}/{host.name}").randrange(1, 2**31),
         )
         write_graphml(MODELS[workload.model].build(workload.params, endpoint), home / CLIENT_GRAPH)
@@ -138,7 +139,6 @@ def _write_host(
     cross = cross_flows(spec, variant, host)
     if cross:
         assert spec.network.cross_traffic is not None
-        peers = tuple(f"{s.ip}:{server_port}" for s in plan.with_role("server"))
         traffic = spec.network.cross_traffic
         graph = cross_traffic_graph(cross, traffic.size, traffic.direction, peers)
         write_graphml(graph, home / CROSS_GRAPH)

@@ -7,13 +7,13 @@ from runner.analyses.base import ReportInput, Section
 from runner.analyses.load import (
     link_shares,
     load_failures,
-    read_relay_load,
     role_summary,
     run_loads,
 )
 from runner.report.markdown import table
 from runner.report.stats import Estimate
 from runner.spec.model import ALL_RELAYS, RELAY_ROLES
+from runner.tables.rows import read_relay_load
 
 
 def _pct(est: Estimate) -> str:

@@ -253,3 +253,32 @@ def read_log_damage(path: Path) -> list[LogDamageRow] | None:
             )
             for r in csv.DictReader(handle)
         ]
+
+
+@dataclass(frozen=True)
+class RelayLoad:
+    """A relay's load over a run's measured period (relay_load.csv)."""
+
+    variant: str
+    seed: int
+    relay: str
+    role: str
+    mean: float  # utilisation over the measured period
+    p90: float
+
+
+def read_relay_load(path: Path) -> list[RelayLoad]:
+    if not path.is_file():
+        return []
+    with path.open(newline="") as handle:
+        return [
+            RelayLoad(
+                r["variant"],
+                int(r["seed"]),
+                r["relay"],
+                r["role"],
+                float(r["mean_utilisation"]),
+                float(r["p90_utilisation"]),
+            )
+            for r in csv.DictReader(handle)
+        ]
