@@ -5,6 +5,7 @@ import pytest
 
 from runner.analyses.mctor import (
     Round,
+    circuit_spread,
     fairness_gaps,
     hop_checks,
     pinned_path,
@@ -62,6 +63,20 @@ def test_placement_line_on_a_later_day_and_other_lines() -> None:
     assert (placement.open_connections, placement.usable_connections) == (2, 1)
     assert placement.circuits == {7: 1, 9: 0}
     assert parse_line("Jan 01 00:00:01.000 [notice] Bootstrapped 100% (done): Done") is None
+    assert (placement.circuit_id, placement.origin, placement.from_id) == (None, None, None)
+
+
+def test_placement_lines_name_the_circuit() -> None:
+    prefix = (
+        f"Jan 01 00:09:00.000 [notice] MCTor: circuit placed on connection 7 to ${MIDDLE}; "
+        "open connections: 2; usable: 2; outbound circuits: 7:1,9:1; "
+    )
+    client = parse_line(prefix + "circuit ID 2147483650, origin 23")
+    relay = parse_line(prefix + "circuit ID 3000000000, from ID 2147483650")
+    assert client is not None and relay is not None
+    assert (client.circuit_id, client.origin, client.from_id) == (2147483650, 23, None)
+    assert (relay.circuit_id, relay.origin, relay.from_id) == (3000000000, None, 2147483650)
+    assert parse_line(prefix + "circuit ID x, origin 23") is None
 
 
 def _transfer(t: Transfer, host: str = "perfclient1exit") -> TransferRow:
@@ -193,3 +208,65 @@ def test_stream_circuits_count_circuits_that_carried_streams() -> None:
     # Stock tor (N = 1) may use several circuits: shown, not judged.
     (stock,) = stream_circuits(circuits, [("v", 1, "c1")], {"v": 1})
     assert (stock.circuits, stock.ok) == (2, None)
+
+
+def _placed(
+    host: str, peer: str, conn: int, cid: int, origin: int | None = None, came: int | None = None
+) -> PlacementRow:
+    return PlacementRow("v", 1, host, peer, 1.0, conn, 3, 3, (1, 1, 1), cid, origin, came)
+
+
+def _carrying(*ids: int) -> list[CircuitRow]:
+    return [
+        CircuitRow("v", 1, "c1", "user", str(i), "BUILT", 1.0, 0.5, "GENERAL", "", "g", 5)
+        for i in ids
+    ] + [CircuitRow("v", 1, "c1", "user", "99", "BUILT", 1.0, 0.5, "GENERAL", "", "g", 0)]
+
+
+def test_circuit_spread_follows_each_stream_circuit_hop_by_hop() -> None:
+    paths = {("v", 1, "c1"): ("g", "m", "x")}
+    # Three stream circuits (global ids 11-13) on three connections at every
+    # hop; circuit 99 carried no stream and another client's circuit (from
+    # ID 500) shares the middle's connection 41: neither counts.
+    placements = [
+        _placed("c1", "g", 1, 101, origin=11),
+        _placed("c1", "g", 2, 102, origin=12),
+        _placed("c1", "g", 3, 103, origin=13),
+        _placed("c1", "g", 1, 199, origin=99),
+        _placed("g", "m", 21, 201, came=101),
+        _placed("g", "m", 22, 202, came=102),
+        _placed("g", "m", 23, 203, came=103),
+        _placed("m", "x", 41, 301, came=201),
+        _placed("m", "x", 42, 302, came=202),
+        _placed("m", "x", 43, 303, came=203),
+        _placed("m", "x", 41, 304, came=500),
+    ]
+    spread = circuit_spread(placements, _carrying(11, 12, 13), paths, {"v": 3})
+    assert [(s.host, s.circuits, s.followed, s.connections, s.ok) for s in spread] == [
+        ("c1", 3, 3, 3, True),
+        ("g", 3, 3, 3, True),
+        ("m", 3, 3, 3, True),
+    ]
+    # The control (MCTorCircuits 3 over MCTorConnections 1) expects one.
+    control = circuit_spread(placements, _carrying(11, 12, 13), paths, {"v": 1})
+    assert [s.ok for s in control] == [False, False, False]
+
+    # Two circuits share the middle's connection: that hop fails alone.
+    shared = [
+        p if p.circuit_id != 302 else _placed("m", "x", 41, 302, came=202) for p in placements
+    ]
+    spread = circuit_spread(shared, _carrying(11, 12, 13), paths, {"v": 3})
+    assert [(s.connections, s.ok) for s in spread] == [(3, True), (3, True), (2, False)]
+
+    # A circuit lost on the way (no line at the middle) is not followed.
+    lost = [p for p in placements if p.circuit_id != 303]
+    spread = circuit_spread(lost, _carrying(11, 12, 13), paths, {"v": 3})
+    assert [(s.followed, s.ok) for s in spread] == [(3, True), (3, True), (2, False)]
+
+
+def test_circuit_spread_without_circuit_ids_is_not_judged() -> None:
+    paths = {("v", 1, "c1"): ("g", "m", "x")}
+    old = [PlacementRow("v", 1, "c1", "g", 1.0, 1, 1, 1, (1,))]
+    spread = circuit_spread(old, _carrying(11), paths, {"v": 1})
+    assert [s.ok for s in spread] == [None, None, None]
+    assert circuit_spread(old, _carrying(11), paths, {}) == []

@@ -90,6 +90,11 @@ def test_ci_small_is_valid() -> None:
             "at most 8",
         ),
         (
+            lambda d: d["variants"]["conflux-on"].update(expect={"mctor_circuits": 3}),
+            "variants.conflux-on.expect.mctor_circuits",
+            "needs mctor_connections beside it",
+        ),
+        (
             lambda d: d["variants"]["conflux-on"].update(expect={"legs": 2}),
             "variants.conflux-on.expect.legs",
             "unknown key",

@@ -301,3 +301,84 @@ def stream_circuits(
         for variant, seed, host in [key]
         if variant in expected
     ]
+
+
+@dataclass(frozen=True)
+class CircuitSpread:
+    """The connections that a measured client's stream-carrying circuits
+    took on one hop of its pinned path, followed hop by hop through the
+    circuit IDs in the placement lines (tor-patches/0003)."""
+
+    variant: str
+    seed: int
+    client: str
+    host: str  # the nearer end of the hop
+    peer: str
+    expected: int  # distinct connections the variant asks for
+    circuits: int  # the client's circuits that carried streams
+    followed: int  # of those, placed on this hop and found in the log
+    connections: int  # distinct connections they sit on here
+
+    @property
+    def ok(self) -> bool | None:
+        """None when the log names no circuits (a build without the IDs)."""
+        if self.followed == 0 and self.circuits > 0:
+            return None
+        return self.followed == self.circuits and self.connections == self.expected
+
+
+def circuit_spread(
+    placements: Sequence[PlacementRow],
+    circuits: Iterable[CircuitRow],
+    paths: Mapping[tuple[str, int, str], tuple[str, ...]],
+    expected: Mapping[str, int],
+) -> list[CircuitSpread]:
+    """Per run, measured client and hop of its pinned path: on how many
+    distinct connections the circuits that carried its streams sit. The
+    client's line names a circuit by its global identifier (oniontrace's
+    circuit ID) and its new ID on the first hop; each relay's line names
+    the ID it arrived with and its new one on the next hop."""
+    by_origin: dict[tuple[str, int, str, int], PlacementRow] = {}
+    by_arrival: dict[tuple[str, int, str, int], PlacementRow] = {}
+    for p in placements:
+        if p.origin is not None:
+            by_origin[(p.variant, p.seed, p.host, p.origin)] = p
+        elif p.from_id is not None:
+            by_arrival[(p.variant, p.seed, p.host, p.from_id)] = p
+    carrying: dict[tuple[str, int, str], list[int]] = defaultdict(list)
+    for c in circuits:
+        if c.streams and c.circuit_id.isdigit():
+            carrying[(c.variant, c.seed, c.host)].append(int(c.circuit_id))
+
+    result = []
+    for (variant, seed, client), path in sorted(paths.items()):
+        if variant not in expected:
+            continue
+        ids = carrying.get((variant, seed, client), [])
+        # Each circuit's placement on the current hop, or None once lost.
+        current: list[PlacementRow | None] = [
+            by_origin.get((variant, seed, client, i)) for i in ids
+        ]
+        for host, peer in zip((client, *path[:-1]), path, strict=True):
+            if host != client:
+                current = [
+                    None
+                    if p is None or p.circuit_id is None
+                    else by_arrival.get((variant, seed, host, p.circuit_id))
+                    for p in current
+                ]
+            found = [p for p in current if p is not None and p.peer == peer]
+            result.append(
+                CircuitSpread(
+                    variant,
+                    seed,
+                    client,
+                    host,
+                    peer,
+                    expected[variant],
+                    len(ids),
+                    len(found),
+                    len({p.connection for p in found}),
+                )
+            )
+    return result

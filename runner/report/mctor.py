@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt
 
 from runner.analyses.mctor import (
     PhaseSummary,
+    circuit_spread,
     fairness_gaps,
     hop_checks,
     pinned_path,
@@ -225,15 +226,20 @@ def mctor_sections(
             for h in hops
             if not h.ok
         ]
-        used = stream_circuits(circuits, paths.keys(), expected)
+        circuits_expected = {
+            v.name: v.expect_mctor_circuits or v.expect_mctor_connections
+            for v in spec.variants
+            if v.expect_mctor_connections is not None
+        }
+        used = stream_circuits(circuits, paths.keys(), circuits_expected)
         lines += [
             "",
             "## Circuits carrying the streams",
             "",
             "From the client's STREAM events (oniontrace): how many circuits carried at "
-            "least one of a measured client's streams. MCTor keeps N circuits and gives "
-            "each stream one of them; stock tor (N = 1) promises no number, so it is "
-            "shown, not checked.",
+            "least one of a measured client's streams. MCTor keeps N circuits (or "
+            "MCTorCircuits) and gives each stream one of them; stock tor (one circuit, "
+            "one connection) promises no number, so it is shown, not checked.",
             "",
         ]
         lines += table(
@@ -249,5 +255,34 @@ def mctor_sections(
             f"expected {u.expected}"
             for u in used
             if u.ok is False
+        ]
+        spread = circuit_spread(placements, circuits, paths, expected)
+        lines += [
+            "",
+            "## Connections under the circuits carrying the streams",
+            "",
+            "Each circuit that carried a measured client's streams, followed hop by hop "
+            "through the circuit IDs of the placement lines: on how many distinct "
+            "connections those circuits sit at each hop. N circuits on N connections is "
+            "MCTor; N circuits sharing one connection is the MCTorCircuits control. "
+            "'followed' counts the circuits found in the hop's log; '–' in ok means the "
+            "build logged no circuit IDs.",
+            "",
+        ]
+        lines += table(
+            ["variant", "seed", "hop", "circuits", "followed", "connections", "expected", "ok"],
+            [
+                [s.variant, str(s.seed), f"{s.host} → {s.peer}", str(s.circuits)]
+                + [str(s.followed), str(s.connections), str(s.expected)]
+                + [{True: "yes", False: "NO", None: "–"}[s.ok]]
+                for s in sorted(spread, key=lambda s: (variants.index(s.variant), s.seed))
+            ],
+        )
+        failures += [
+            f"{s.variant}/seed-{s.seed} {s.host} → {s.peer}: {s.client}'s {s.circuits} "
+            f"stream circuits sit on {s.connections} connections ({s.followed} followed), "
+            f"expected {s.expected}"
+            for s in spread
+            if s.ok is False
         ]
     return lines, failures, plots

@@ -159,6 +159,9 @@ class Variant:
     # Cross-traffic flows per relay in this variant, instead of the
     # network's count (0: none); None keeps the network's.
     cross_flows: int | None = None
+    # Circuits carrying a measured MCTor client's streams, when apart from
+    # the connections (MCTorCircuits); None: as many as the connections.
+    expect_mctor_circuits: int | None = None
 
 
 # The group of clients that also run a relay (variants' client_relays).
@@ -597,7 +600,8 @@ def _variants(value: Any, where: Where, client_classes: set[str]) -> tuple[Varia
         if not isinstance(description, str):
             raise w.child("description").error("expected a string")
         ew = w.child("expect")
-        expect = _mapping(body.get("expect") or {}, ew, (), ("conflux_legs", "mctor_connections"))
+        expect_keys = ("conflux_legs", "mctor_connections", "mctor_circuits")
+        expect = _mapping(body.get("expect") or {}, ew, (), expect_keys)
         legs = expect.get("conflux_legs")
         if legs is not None:
             legs = _value(legs, ew.child("conflux_legs"), Param("int", minimum=0, maximum=8))
@@ -605,6 +609,15 @@ def _variants(value: Any, where: Where, client_classes: set[str]) -> tuple[Varia
         if mctor is not None:
             mctor = _value(
                 mctor, ew.child("mctor_connections"), Param("int", minimum=1, maximum=16)
+            )
+        mctor_circuits = expect.get("mctor_circuits")
+        if mctor_circuits is not None:
+            if mctor is None:
+                raise ew.child("mctor_circuits").error(
+                    "needs mctor_connections beside it (the connections the circuits share)"
+                )
+            mctor_circuits = _value(
+                mctor_circuits, ew.child("mctor_circuits"), Param("int", minimum=1, maximum=16)
             )
         fractions = _shares(body.get("fractions"), w.child("fractions"), set(torrc))
         client_relays = _shares(body.get("client_relays"), w.child("client_relays"), client_classes)
@@ -631,6 +644,7 @@ def _variants(value: Any, where: Where, client_classes: set[str]) -> tuple[Varia
                 else _value(
                     body["cross_flows"], w.child("cross_flows"), Param("int", minimum=0, maximum=64)
                 ),
+                mctor_circuits,
             )
         )
     return tuple(variants)

@@ -123,6 +123,13 @@ class PlacementRow:
     open_connections: int
     usable_connections: int  # open ones that still take new circuits
     circuits: tuple[int, ...]  # outbound circuits on each open connection
+    circuit_id: int | None = None  # the circuit's new ID on this connection
+    origin: int | None = None  # a client's circuit: its global identifier
+    from_id: int | None = None  # a relay's circuit: the ID it arrived with
+
+
+def _optional_int(text: str | None) -> int | None:
+    return int(text) if text else None
 
 
 def read_placements(path: Path) -> list[PlacementRow]:
@@ -140,6 +147,9 @@ def read_placements(path: Path) -> list[PlacementRow]:
                 circuits=tuple(
                     int(item.partition(":")[2]) for item in filter(None, r["circuits"].split(";"))
                 ),
+                circuit_id=_optional_int(r.get("circuit_id")),
+                origin=_optional_int(r.get("origin")),
+                from_id=_optional_int(r.get("from_id")),
             )
             for r in csv.DictReader(handle)
         ]

@@ -69,6 +69,9 @@ PLACEMENT_COLUMNS = [
     "open_connections",
     "usable_connections",
     "circuits",
+    "circuit_id",  # the next three are empty from builds that logged no IDs
+    "origin",
+    "from_id",
 ]
 # Per-position counts are ";"-separated.
 HOP_FEEDBACK_COLUMNS = ["variant", "seed", "host", "role"] + [
@@ -145,6 +148,10 @@ def _client_logs(logs: RunLogs, program: str) -> Iterator[tuple[dict[str, Any], 
 
 def _round(value: float | None) -> str:
     return "" if value is None else f"{value:.6f}"
+
+
+def _blank(value: int | None) -> str | int:
+    return "" if value is None else value
 
 
 def _tgen_transfers(logs: RunLogs, log: Path) -> list[Transfer]:
@@ -234,6 +241,9 @@ def placement_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
                 "open_connections": p.open_connections,
                 "usable_connections": p.usable_connections,
                 "circuits": ";".join(f"{c}:{n}" for c, n in sorted(p.circuits.items())),
+                "circuit_id": _blank(p.circuit_id),
+                "origin": _blank(p.origin),
+                "from_id": _blank(p.from_id),
             }
 
 
