@@ -134,6 +134,9 @@ def test_a_local_run_completes_and_a_rerun_finishes_what_is_missing(
     logs = list((run / "shadow.data" / "hosts").glob("perfclient*/tgen.*.stdout"))
     assert len(logs) == 4
     assert all("[stream-success]" in log.read_text() for log in logs)
+    # Real processes: each relay's tor used CPU while the clients downloaded.
+    relays = [h for h, info in manifest["hosts"].items() if info["role"] in ("exit", "guard")]
+    assert relays and all(manifest["cpu_s"][h]["tor"] > 0 for h in relays)
     _assert_all_gone(results)
 
 

@@ -14,6 +14,7 @@ from runner.analyses.congestion import is_congestion_experiment
 from runner.report.circuits import circuits_section
 from runner.report.clients import client_sections
 from runner.report.congestion import congestion_sections
+from runner.report.cpu import cpu_section
 from runner.report.load import load_section
 from runner.report.mctor import class_phases, mctor_sections
 from runner.report.relays import relays_section
@@ -64,4 +65,5 @@ ANALYSES: tuple[Analysis, ...] = (
     ),
     Analysis("relays in the consensus", (schema.RELAYS,), relays_section),
     Analysis("load", (schema.RELAY_LOAD,), load_section),
+    Analysis("relay CPU", (schema.PROCESS_CPU,), cpu_section),
 )

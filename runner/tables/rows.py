@@ -292,3 +292,28 @@ def read_relay_load(path: Path) -> list[RelayLoad]:
             )
             for r in csv.DictReader(handle)
         ]
+
+
+@dataclass(frozen=True)
+class ProcessCpu:
+    """CPU seconds one program of one host used over a local run's measured
+    period (the local backend's process_cpu.csv)."""
+
+    variant: str
+    seed: int
+    host: str
+    role: str
+    program: str
+    cpu_s: float
+
+
+def read_process_cpu(path: Path) -> list[ProcessCpu]:
+    if not path.is_file():
+        return []
+    with path.open(newline="") as handle:
+        return [
+            ProcessCpu(
+                r["variant"], int(r["seed"]), r["host"], r["role"], r["program"], float(r["cpu_s"])
+            )
+            for r in csv.DictReader(handle)
+        ]

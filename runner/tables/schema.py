@@ -111,6 +111,8 @@ RELAY_LOAD_COLUMNS = [
     "mean_utilisation",
     "p90_utilisation",
 ]
+# Local backend only: Shadow simulates time, not CPU.
+PROCESS_CPU_COLUMNS = ["variant", "seed", "host", "role", "program", "cpu_s"]
 TOR_RECORD_MARKERS = parse_mctor.RECORD_MARKERS + ("Hop feedback totals",)
 CIRCUIT_COLUMNS = [
     "variant",
@@ -372,6 +374,23 @@ def relay_load_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
         }
 
 
+def process_cpu_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
+    """The CPU seconds each host's programs used over the measured period,
+    as the local backend recorded them in the manifest (none under Shadow)."""
+    manifest = logs.manifest
+    for host, programs in sorted((manifest.get("cpu_s") or {}).items()):
+        role = manifest["hosts"].get(host, {}).get("role", "")
+        for program, seconds in sorted(programs.items()):
+            yield {
+                "variant": manifest["variant"],
+                "seed": manifest["seed"],
+                "host": host,
+                "role": role,
+                "program": program,
+                "cpu_s": seconds,
+            }
+
+
 @dataclass(frozen=True)
 class Table:
     """A tidy table, ``<experiment>/<name>.csv``: ``rows`` gives one run's rows."""
@@ -389,3 +408,4 @@ CLIENTS = Table("clients", CLIENT_COLUMNS, lambda logs: client_rows(logs.manifes
 PLACEMENTS = Table("placements", PLACEMENT_COLUMNS, placement_rows)
 HOP_FEEDBACK = Table("hop_feedback", HOP_FEEDBACK_COLUMNS, hop_feedback_rows)
 RELAY_LOAD = Table("relay_load", RELAY_LOAD_COLUMNS, relay_load_rows)
+PROCESS_CPU = Table("process_cpu", PROCESS_CPU_COLUMNS, process_cpu_rows)

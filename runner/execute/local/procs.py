@@ -57,6 +57,19 @@ def die_with_parent() -> None:
     _die_with_parent()
 
 
+def process_cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU seconds of a live process, from /proc/PID/stat;
+    None once it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces: count fields after it.
+    fields = stat.rpartition(")")[2].split()
+    utime, stime = int(fields[11]), int(fields[12])
+    return (utime + stime) / os.sysconf("SC_CLK_TCK")
+
+
 def kill_all() -> None:
     """Stop every process any set started (for an interrupted runner)."""
     with _registry_lock:
@@ -107,6 +120,15 @@ class ProcessSet:
 
     def pids(self) -> list[int]:
         return [p.pid for _, p in self.procs]
+
+    def cpu_seconds(self) -> dict[str, float]:
+        """name -> CPU seconds (user and system) each running process has
+        used so far; processes that have exited are left out."""
+        used = {}
+        for name, proc in self.procs:
+            if proc.poll() is None and (seconds := process_cpu_seconds(proc.pid)) is not None:
+                used[name] = seconds
+        return used
 
     def close(self, grace: float = 5.0) -> None:
         procs = [p for _, p in reversed(self.procs)]

@@ -232,6 +232,7 @@ def run_local(
             _check(procs, data)
             time.sleep(0.5)
         traffic_started = time.time()
+        cpu_at_start = procs.cpu_seconds()
         pending = list(traffic)
         running: list[tuple[float, str]] = []  # (stop offset, process name)
         while (elapsed := time.time() - traffic_started) < measure_s:
@@ -247,4 +248,19 @@ def run_local(
             if on_progress is not None:
                 on_progress(int(100 * elapsed / measure_s))
             time.sleep(1.0)
+        manifest["cpu_s"] = measured_cpu(cpu_at_start, procs.cpu_seconds())
     return {"bootstrap_s": round(bootstrap_s, 3), "traffic_s": round(measure_s, 3)}
+
+
+def measured_cpu(start: dict[str, float], end: dict[str, float]) -> dict[str, dict[str, float]]:
+    """host -> program -> CPU seconds used over the measured period by the
+    processes still running at its end (real CPU time: the local backend's
+    processes run on this machine's cores, where Shadow's only simulate
+    time). A process started during the period counts from zero."""
+    used: dict[str, dict[str, float]] = {}
+    for name, seconds in end.items():
+        host, _, stem = name.partition("/")
+        program = stem.partition(".")[0]
+        per_host = used.setdefault(host, {})
+        per_host[program] = round(per_host.get(program, 0.0) + seconds - start.get(name, 0.0), 3)
+    return used

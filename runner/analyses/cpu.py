@@ -1,0 +1,61 @@
+"""What a variant costs the relays in CPU: the seconds each relay's tor ran
+on a core over the measured period, on the local backend, where the
+processes are real (Shadow simulates time, not CPU).
+
+Per run, the mean over a role's relays; per variant, the mean over seeds
+with a 95% interval cut at zero; against the spec's baseline, the change
+paired by seed on the log scale, as every other change in the report.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from runner.report.stats import Estimate, level_ci, ratio_change_ci
+from runner.spec.model import ALL_RELAYS, RELAY_ROLES
+from runner.tables.rows import ProcessCpu
+
+
+@dataclass(frozen=True)
+class RelayCpu:
+    variant: str
+    role: str  # a relay role, or ALL_RELAYS
+    seconds: Estimate  # a relay's tor, over the measured period
+    change: Estimate | None  # against the baseline, paired by seed
+
+
+def per_run(rows: Sequence[ProcessCpu]) -> dict[tuple[str, str, int], float]:
+    """(variant, role, seed) -> mean CPU seconds of the role's relays' tor."""
+    groups: dict[tuple[str, str, int], list[float]] = defaultdict(list)
+    for r in rows:
+        if r.program == "tor" and r.role in RELAY_ROLES:
+            groups[(r.variant, r.role, r.seed)].append(r.cpu_s)
+            groups[(r.variant, ALL_RELAYS, r.seed)].append(r.cpu_s)
+    return {key: statistics.fmean(values) for key, values in groups.items()}
+
+
+def relay_cpu(rows: Sequence[ProcessCpu], variants: Sequence[str], baseline: str) -> list[RelayCpu]:
+    runs = per_run(rows)
+    result = []
+    for variant in variants:
+        for role in (*RELAY_ROLES, ALL_RELAYS):
+            seeds = sorted(s for v, r, s in runs if (v, r) == (variant, role))
+            if not seeds:
+                continue
+            ratios = [
+                runs[(variant, role, s)] / runs[(baseline, role, s)]
+                for s in seeds
+                if runs.get((baseline, role, s), 0) > 0
+            ]
+            result.append(
+                RelayCpu(
+                    variant,
+                    role,
+                    level_ci([runs[(variant, role, s)] for s in seeds]),
+                    ratio_change_ci(ratios) if variant != baseline and ratios else None,
+                )
+            )
+    return result

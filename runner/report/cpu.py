@@ -1,0 +1,42 @@
+"""The report's relay CPU section (runner.analyses.cpu), for local runs."""
+
+from __future__ import annotations
+
+from runner.analyses.base import ReportInput, Section
+from runner.analyses.cpu import relay_cpu
+from runner.report.markdown import table
+from runner.tables.rows import read_process_cpu
+
+
+def cpu_section(inp: ReportInput) -> Section:
+    rows = read_process_cpu(inp.layout.table_csv("process_cpu"))
+    section = Section()
+    if not rows:
+        return section  # Shadow runs: no CPU to measure
+    baseline = inp.spec.baseline
+    found = relay_cpu(rows, inp.variants, baseline)
+    section.lines += [
+        "",
+        "## Relay CPU",
+        "",
+        "CPU seconds (user and system) of each relay's tor over the measured period, "
+        "on the local backend, where every tor is a real process on this machine's cores "
+        "(under Shadow CPU time is not modelled). Per run, the mean over a role's relays; "
+        "here the mean over seeds with a 95% interval cut at zero, and the change against "
+        f"{baseline}, paired by seed, on the log scale.",
+        "",
+        *table(
+            ["variant", "relays", "CPU seconds per relay", f"change vs {baseline}", "seeds"],
+            [
+                [
+                    c.variant,
+                    c.role,
+                    c.seconds.format(digits=2, signed=False),
+                    "–" if c.change is None else c.change.format(scale=100, unit="%"),
+                    str(c.seconds.n),
+                ]
+                for c in found
+            ],
+        ),
+    ]
+    return section
