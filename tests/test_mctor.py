@@ -1,6 +1,8 @@
 """MCTor's measurements: placement logs, rounds, Tukey's fences, fairness
 and the connection checks. Parsers read logs cut from a real mctor run."""
 
+import gzip
+
 import pytest
 
 from runner.analyses.mctor import (
@@ -270,3 +272,51 @@ def test_circuit_spread_without_circuit_ids_is_not_judged() -> None:
     spread = circuit_spread(old, _carrying(11), paths, {"v": 1})
     assert [s.ok for s in spread] == [None, None, None]
     assert circuit_spread(old, _carrying(11), paths, {}) == []
+
+
+FINGERPRINTS = {
+    "2ACFEA4FF813502B590BF0BB33135071CD2CCF47": "relay3guard",
+    "43D2EEB125ED80747F3B7870072C683EB3257229": "relay5middle",
+    "C07A970F04F1DD96001F7D3835C2CC27038DC82D": "relay1exit",
+}
+
+
+def test_circuits_followed_through_real_logs_sit_on_distinct_connections() -> None:
+    """The placement lines of one n3-hashing run under Shadow (the client,
+    its guard and the middle): its 3 stream circuits (oniontrace's 24-26)
+    are followed through the logged IDs onto 3 connections at every hop."""
+    placements = []
+    for host in ("perfclient1exit", "relay3guard", "relay5middle"):
+        with gzip.open(FIXTURES / f"tor-mctor-ids-{host}.stdout.gz", "rt") as lines:
+            for p in parse_lines(lines):
+                placements.append(
+                    PlacementRow(
+                        "n3-hashing",
+                        1,
+                        host,
+                        FINGERPRINTS.get(p.peer, p.peer),
+                        p.time,
+                        p.connection,
+                        p.open_connections,
+                        p.usable_connections,
+                        tuple(p.circuits.values()),
+                        p.circuit_id,
+                        p.origin,
+                        p.from_id,
+                    )  # fmt: skip
+                )
+    assert all(p.circuit_id is not None for p in placements)
+    client = [p for p in placements if p.host == "perfclient1exit"]
+    assert len(client) == 33 and all(p.origin is not None for p in client)
+    circuits = [
+        CircuitRow("n3-hashing", 1, "perfclient1exit", "user", str(cid), "BUILT", 250.0, 0.3,
+                   "GENERAL", "", "relay3guard", streams)
+        for cid, streams in ((24, 36), (25, 40), (26, 32), (27, 0))
+    ]  # fmt: skip
+    paths = {("n3-hashing", 1, "perfclient1exit"): ("relay3guard", "relay5middle", "relay1exit")}
+    spread = circuit_spread(placements, circuits, paths, {"n3-hashing": 3})
+    assert [(s.host, s.followed, s.connections, s.ok) for s in spread] == [
+        ("perfclient1exit", 3, 3, True),
+        ("relay3guard", 3, 3, True),
+        ("relay5middle", 3, 3, True),
+    ]

@@ -1,34 +1,50 @@
 """MCTor under Shadow with the patched tor (skipped, with the reason, when
 either is absent): a shortened mctor-small, stock tor's one connection per
-hop against three, checked by what tor logged and what the client did."""
+hop against three, and the control (three circuits sharing one connection
+per hop), checked by what tor logged and what the client did."""
 
+import copy
 import csv
 from pathlib import Path
 
 import pytest
 import yaml
 
+from runner.analyses.mctor import circuit_spread
+from runner.tables.rows import read_circuits, read_placements
 from tests.conftest import ROOT, needs_patched_tor, needs_shadow, run_experiment
 
 pytestmark = [pytest.mark.shadow, needs_shadow, needs_patched_tor]
+
+VARIANTS = ("n1", "n3-hashing", "onelink-n3-uniform")
+PATH = ("relay3guard", "relay5middle", "relay1exit")
 
 
 def test_mctor_opens_n_connections_per_hop_and_uses_n_circuits(tmp_path: Path) -> None:
     data = yaml.safe_load((ROOT / "configs" / "mctor-small.yaml").read_text())
     data["seeds"] = [1]
     data["duration"]["measure"] = "90 s"
-    data["variants"] = {k: v for k, v in data["variants"].items() if k in ("n1", "n3-hashing")}
-    data["comparisons"] = [["n3-hashing", "n1"]]
+    variants = data["variants"]
+    # The control: n3-uniform's 3 circuits over one connection per hop.
+    control = copy.deepcopy(variants["n3-uniform"])
+    control["torrc"]["relay"] = ["MCTorConnections 1"]
+    control["torrc"]["user"] = [
+        "MCTorConnections 1" if line == "MCTorConnections 3" else line
+        for line in control["torrc"]["user"]
+    ] + ["MCTorCircuits 3"]
+    control["expect"] = {"mctor_connections": 1, "mctor_circuits": 3}
+    variants["onelink-n3-uniform"] = control
+    data["variants"] = {k: v for k, v in variants.items() if k in VARIANTS}
+    data["comparisons"] = [["n3-hashing", "n1"], ["n3-hashing", "onelink-n3-uniform"]]
     data.pop("hypotheses", None)  # they name variants left out
     data["checks"]["min_transfers_per_size"] = 1
     exp, report = run_experiment(data, tmp_path)
 
     with (exp / "placements.csv").open() as handle:
         placements = list(csv.DictReader(handle))
-    path = [("perfclient1exit", "relay3guard"), ("relay3guard", "relay5middle")]
-    path += [("relay5middle", "relay1exit")]
-    for variant, n in (("n1", 1), ("n3-hashing", 3)):
-        for host, peer in path:
+    hops = list(zip(("perfclient1exit", *PATH[:-1]), PATH, strict=True))
+    for variant, n in (("n1", 1), ("n3-hashing", 3), ("onelink-n3-uniform", 1)):
+        for host, peer in hops:
             hop = [
                 p
                 for p in placements
@@ -37,15 +53,34 @@ def test_mctor_opens_n_connections_per_hop_and_uses_n_circuits(tmp_path: Path) -
             assert hop, f"{variant}: no placement logged on {host} -> {peer}"
             assert int(hop[-1]["usable_connections"]) == n, (variant, host, peer, hop[-1])
 
-    with (exp / "circuits.csv").open() as handle:
-        carried = {
-            (c["variant"], c["circuit_id"])
-            for c in csv.DictReader(handle)
-            if c["host"] == "perfclient1exit" and int(c["streams"] or 0) > 0
-        }
-    # MCTor keeps exactly N circuits for streams; stock tor promises no number.
+    circuits = read_circuits(exp / "circuits.csv")
+    carried = {
+        (c.variant, c.circuit_id) for c in circuits if c.host == "perfclient1exit" and c.streams
+    }
+    # MCTor keeps exactly N circuits for streams (the control 3 over one
+    # connection); stock tor promises no number.
     assert sum(v == "n3-hashing" for v, _ in carried) == 3
+    assert sum(v == "onelink-n3-uniform" for v, _ in carried) == 3
     assert sum(v == "n1" for v, _ in carried) >= 1
+
+    # Followed hop by hop through the logged circuit IDs: MCTor's 3 stream
+    # circuits sit on 3 distinct connections at every hop, the control's on one.
+    paths = {(v, 1, "perfclient1exit"): PATH for v in ("n3-hashing", "onelink-n3-uniform")}
+    spread = circuit_spread(
+        read_placements(exp / "placements.csv"),
+        circuits,
+        paths,
+        {"n3-hashing": 3, "onelink-n3-uniform": 1},
+    )
+    assert [(s.variant, s.followed, s.connections) for s in spread] == [
+        ("n3-hashing", 3, 3),
+        ("n3-hashing", 3, 3),
+        ("n3-hashing", 3, 3),
+        ("onelink-n3-uniform", 3, 1),
+        ("onelink-n3-uniform", 3, 1),
+        ("onelink-n3-uniform", 3, 1),
+    ]
 
     assert "## Rounds of parallel streams" in report
     assert "## Connections on the path" in report and "| NO |" not in report
+    assert "## Connections under the circuits carrying the streams" in report
