@@ -48,7 +48,9 @@ def load_section(inp: ReportInput) -> Section:
         "How busy the relays were over the measured period: per second, the larger of "
         "the bytes a relay's tor read and wrote (oniontrace's BW events) over its link "
         "capacity; per run, the mean over a role's relays of their mean and of their "
-        "90th percentile; here the mean over seeds with a 95% interval. A network whose "
+        "90th percentile; here the mean over seeds with a 95% interval cut at zero (not "
+        "at 100%: tor's token bucket can burst past the link's rate within a second). "
+        "A network whose "
         "relays sit near 0% is idle: mechanisms that act under load do not engage.",
         "",
         *table(["variant", "relays", "mean utilisation", "p90 utilisation", "seeds"], rows),
@@ -66,7 +68,8 @@ def load_section(inp: ReportInput) -> Section:
             "Measured clients' share of their own access link: a client's average "
             "bandwidth (payload of its completed transfers over their times to last byte) "
             "over its download link; per seed the median over the class's clients, here "
-            "the mean over seeds. Near 100%, the access link and not Tor limits the client.",
+            "the mean over seeds with a 95% interval cut to [0, 100%]. Near 100%, the "
+            "access link and not Tor limits the client.",
             "",
             *table(["variant", "class", "share of access link", "seeds"], share_rows),
         ]
