@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from runner.network.datasets import FOLDER, DataFile, data_dir
+from runner.spec.model import Spec, load_spec
 from runner.tools.prereqs import find
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,16 +98,22 @@ needs_patched_tor = pytest.mark.skipif(
 )
 
 
+def fixture_spec(name: str) -> Spec:
+    """The spec a committed results fixture was run with
+    (``tests/fixtures/<name>/spec.yaml``): the config may have moved on
+    since, and the tables describe the network of their own run."""
+    return load_spec(FIXTURES / name / "spec.yaml")
+
+
 def fixture_report(name: str, root: Path) -> Path:
     """The report of a committed results fixture (``tests/fixtures/<name>``:
     a real run's tables), written under ``root``; the tables it leaves out
     are written empty."""
     from runner.layout import Layout
     from runner.report.assemble import write_report
-    from runner.spec.model import load_spec
     from runner.tables.collect import tables
 
-    spec = load_spec(ROOT / "configs" / f"{name}.yaml")
+    spec = fixture_spec(name)
     layout = Layout(root, spec.name)
     layout.experiment_dir.mkdir(parents=True)
     for table in (FIXTURES / name).glob("*.csv.gz"):

@@ -2,7 +2,8 @@
 tables of a real run.
 
 The fixtures are `make experiment EXP=congestion-small`'s transfers and hop
-feedback totals (Shadow 3.3.0, tor 0.4.9.11 with tor-patches), gzipped.
+feedback totals (Shadow 3.3.0, tor 0.4.9.11 with tor-patches), gzipped, beside
+the spec they ran (spec.yaml).
 """
 
 from pathlib import Path
@@ -18,16 +19,16 @@ from runner.analyses.congestion import (
 )
 from runner.layout import Layout
 from runner.report.congestion import congestion_sections
-from runner.spec.model import Spec, load_spec
+from runner.spec.model import Spec
 from runner.tables.rows import HopFeedbackRow, TransferRow, read_hop_feedback, read_transfers
-from tests.conftest import FIXTURES, ROOT, gunzip_fixture
+from tests.conftest import FIXTURES, fixture_spec, gunzip_fixture
 
 TABLES = FIXTURES / "congestion-small"
 
 
 @pytest.fixture(scope="module")
 def spec() -> Spec:
-    return load_spec(ROOT / "configs" / "congestion-small.yaml")
+    return fixture_spec("congestion-small")
 
 
 @pytest.fixture(scope="module")

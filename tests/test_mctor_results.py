@@ -1,7 +1,8 @@
 """MCTor's mechanism, checked on the collected tables of a real run.
 
-The fixtures are `make experiment EXP=mctor-small`'s tables (Shadow 3.3.0,
-tor 0.4.9.11 with tor-patches), gzipped; placements are cut to the hops of
+The fixtures are `make experiment EXP=mctor-small`'s tables (Shadow
+3.3.0, tor 0.4.9.11 with tor-patches), gzipped, beside the spec they ran
+(spec.yaml); placements are cut to the hops of
 the measured clients' paths, circuits to those that carried streams.
 """
 
@@ -12,7 +13,7 @@ import pytest
 
 from runner.analyses.mctor import fairness_gaps, hop_checks, rounds, stream_circuits
 from runner.report.mctor import class_phases, pinned_paths
-from runner.spec.model import Spec, load_spec
+from runner.spec.model import Spec
 from runner.tables.rows import (
     CircuitRow,
     PlacementRow,
@@ -23,7 +24,7 @@ from runner.tables.rows import (
     read_served,
     read_transfers,
 )
-from tests.conftest import FIXTURES, ROOT, gunzip_fixture
+from tests.conftest import FIXTURES, fixture_spec, gunzip_fixture
 
 TABLES = FIXTURES / "mctor-small"
 
@@ -34,7 +35,7 @@ def _table(name: str, tmp: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def spec() -> Spec:
-    return load_spec(ROOT / "configs" / "mctor-small.yaml")
+    return fixture_spec("mctor-small")
 
 
 @pytest.fixture(scope="module")

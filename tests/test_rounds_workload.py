@@ -101,17 +101,21 @@ def test_variant_client_caps_leave_clients_out_and_keep_the_rest() -> None:
         return {h.name: h.cls for h in plan.hosts if h.role == "client"}  # type: ignore[attr-defined]
 
     assert sorted(clients(base).values()) == ["user"]
-    assert sorted(clients(busy).values()) == ["cross", "user"]
+    assert sorted(clients(busy).values()) == ["user"]
     assert sorted(clients(fair).values()) == ["peer", "user"]
     # The hosts a variant keeps are the same hosts, placed the same way.
     others = {h.name: h for h in fair.hosts if h.cls != "peer"}
-    assert {h.name: h for h in base.hosts} == {n: h for n, h in others.items() if h.cls != "cross"}
+    assert {h.name: h for h in base.hosts} == others
+    # The busy scenario's competition is cross traffic on the middle's host.
+    assert base.hosts == busy.hosts
+    assert variants["busy-n3-uniform"].cross_flows is None
+    assert variants["n3-uniform"].cross_flows == 0
 
 
 def test_variant_client_caps_name_known_classes(tmp_path: Path) -> None:
     text = (CONFIGS / "mctor-small.yaml").read_text()
     bad = tmp_path / "bad.yaml"
-    bad.write_text(text.replace("clients: {peer: 0, cross: 0}", "clients: {pear: 0}", 1))
+    bad.write_text(text.replace("clients: {peer: 0}", "clients: {pear: 0}", 1))
     with pytest.raises(SpecError) as error:
         load_spec(bad)
     assert "variants.n1.clients.pear" in str(error.value)

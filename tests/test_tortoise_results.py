@@ -1,7 +1,8 @@
 """Tortoise's mechanism, checked on the collected tables of a real run.
 
 The fixtures are `make experiment EXP=tortoise-small`'s tables (Shadow
-3.3.0, tor 0.4.9.11 with tor-patches), gzipped; circuits are cut to those
+3.3.0, tor 0.4.9.11 with tor-patches), gzipped, beside the spec they ran
+(spec.yaml); circuits are cut to those
 that carried client streams, the only ones the checks read.
 """
 
@@ -19,9 +20,8 @@ from runner.analyses.client_bandwidth import (
     read_clients,
     read_relay_limits,
 )
-from runner.spec.model import load_spec
 from runner.tables.rows import read_circuits, read_transfers
-from tests.conftest import FIXTURES, ROOT, gunzip_fixture
+from tests.conftest import FIXTURES, fixture_spec, gunzip_fixture
 
 TABLES = FIXTURES / "tortoise-small"
 LIMITED = [
@@ -61,7 +61,7 @@ def _by(checks: list[LimitCheck], variant: str, standing: str) -> list[LimitChec
 def test_the_fixtures_cover_every_variant_and_seed(
     checks_and_bandwidths: tuple[list[LimitCheck], list[ClientBandwidth]],
 ) -> None:
-    spec = load_spec(ROOT / "configs" / "tortoise-small.yaml")
+    spec = fixture_spec("tortoise-small")
     _, bandwidths = checks_and_bandwidths
     runs = {(b.variant, b.seed) for b in bandwidths}
     assert runs == {(v.name, s) for v in spec.variants for s in spec.seeds}
