@@ -23,7 +23,13 @@ from runner.layout import Layout
 from runner.report.markdown import table
 from runner.report.plots import draw_cdf  # noqa: F401  (sets matplotlib's Agg backend first)
 from runner.spec.model import Spec, Variant
-from runner.tables.rows import CircuitRow, TransferRow, read_placements, read_served
+from runner.tables.rows import (
+    CircuitRow,
+    PlacementRow,
+    TransferRow,
+    read_placements,
+    read_served,
+)
 from workloads.phases import Phase
 
 _SCENARIO = re.compile(r"(^|-)n\d+(-(uniform|hashing))?$")
@@ -214,7 +220,7 @@ def mctor_sections(
                     str(h.most_usable),
                     " ".join(map(str, h.circuits)) or "–",
                     str(h.placements),
-                    "yes" if h.ok else "NO",
+                    _ok(h.ok),
                 ]
                 for h in sorted(hops, key=lambda h: (variants.index(h.variant), h.seed))
             ],
@@ -226,67 +232,92 @@ def mctor_sections(
             for h in hops
             if not h.ok
         ]
-        circuits_expected = {
-            v.name: v.expect_mctor_circuits or v.expect_mctor_connections
-            for v in spec.variants
-            if v.expect_mctor_connections is not None
-        }
-        shared = frozenset(v.name for v in spec.variants if v.expect_mctor_circuits)
-        used = stream_circuits(circuits, paths.keys(), circuits_expected, shared)
-        lines += [
-            "",
-            "## Circuits carrying the streams",
-            "",
-            "From the client's STREAM events (oniontrace): how many circuits carried at "
-            "least one of a measured client's streams. MCTor keeps N circuits (or "
-            "MCTorCircuits) and gives each stream one of them; stock tor (one circuit, "
-            "one connection) promises no number, so it is shown, not checked. Where "
-            "MCTorCircuits puts the circuits on shared connections, at least that many: "
-            "a stream that waits 10 s for its exit's answer behind the other circuits' "
-            "cells makes tor retire its circuit for new streams and build another.",
-            "",
-        ]
-        lines += table(
-            ["variant", "seed", "client", "expected", "circuits", "streams", "ok"],
-            [
-                [u.variant, str(u.seed), u.host, str(u.expected), str(u.circuits)]
-                + [str(u.streams), {True: "yes", False: "NO", None: "–"}[u.ok]]
-                for u in sorted(used, key=lambda u: (variants.index(u.variant), u.seed))
-            ],
+        more_lines, more_failures = _circuit_sections(
+            spec, circuits, placements, paths, expected, variants
         )
-        failures += [
-            f"{u.variant}/seed-{u.seed} {u.host}: streams on {u.circuits} circuits, "
-            f"expected {'at least ' if u.at_least else ''}{u.expected}"
-            for u in used
-            if u.ok is False
-        ]
-        spread = circuit_spread(placements, circuits, paths, expected)
-        lines += [
-            "",
-            "## Connections under the circuits carrying the streams",
-            "",
-            "Each circuit that carried a measured client's streams, followed hop by hop "
-            "through the circuit IDs of the placement lines: on how many distinct "
-            "connections those circuits sit at each hop. N circuits on N connections is "
-            "MCTor; N circuits sharing one connection is the MCTorCircuits control. "
-            "'followed' counts the circuits found in the hop's log; '–' in ok means the "
-            "build logged no circuit IDs.",
-            "",
-        ]
-        lines += table(
-            ["variant", "seed", "hop", "circuits", "followed", "connections", "expected", "ok"],
-            [
-                [s.variant, str(s.seed), f"{s.host} → {s.peer}", str(s.circuits)]
-                + [str(s.followed), str(s.connections), str(s.expected)]
-                + [{True: "yes", False: "NO", None: "–"}[s.ok]]
-                for s in sorted(spread, key=lambda s: (variants.index(s.variant), s.seed))
-            ],
-        )
-        failures += [
-            f"{s.variant}/seed-{s.seed} {s.host} → {s.peer}: {s.client}'s {s.circuits} "
-            f"stream circuits sit on {s.connections} connections ({s.followed} followed), "
-            f"expected {s.expected}"
-            for s in spread
-            if s.ok is False
-        ]
+        lines += more_lines
+        failures += more_failures
     return lines, failures, plots
+
+
+def _ok(value: bool | None) -> str:
+    """A check's cell: passed, failed, or not judged."""
+    return {True: "yes", False: "NO", None: "–"}[value]
+
+
+def _circuit_sections(
+    spec: Spec,
+    circuits: list[CircuitRow],
+    placements: list[PlacementRow],
+    paths: dict[tuple[str, int, str], tuple[str, ...]],
+    expected: dict[str, int],
+    variants: list[str],
+) -> tuple[list[str], list[str]]:
+    """(lines, failures): the circuits that carried each measured client's
+    streams, and the connections they sit on at every hop."""
+    lines: list[str] = []
+    failures: list[str] = []
+    circuits_expected = {
+        v.name: v.expect_mctor_circuits or v.expect_mctor_connections
+        for v in spec.variants
+        if v.expect_mctor_connections is not None
+    }
+    shared = frozenset(v.name for v in spec.variants if v.expect_mctor_circuits)
+    used = stream_circuits(circuits, paths.keys(), circuits_expected, shared)
+    lines += [
+        "",
+        "## Circuits carrying the streams",
+        "",
+        "From the client's STREAM events (oniontrace): how many circuits carried at "
+        "least one of a measured client's streams. MCTor keeps N circuits (or "
+        "MCTorCircuits) and gives each stream one of them; stock tor (one circuit, "
+        "one connection) promises no number, so it is shown, not checked. Where "
+        "MCTorCircuits puts the circuits on shared connections, at least that many: "
+        "a stream that waits 10 s for its exit's answer behind the other circuits' "
+        "cells makes tor retire its circuit for new streams and build another.",
+        "",
+    ]
+    lines += table(
+        ["variant", "seed", "client", "expected", "circuits", "streams", "ok"],
+        [
+            [u.variant, str(u.seed), u.host, str(u.expected), str(u.circuits)]
+            + [str(u.streams), _ok(u.ok)]
+            for u in sorted(used, key=lambda u: (variants.index(u.variant), u.seed))
+        ],
+    )
+    failures += [
+        f"{u.variant}/seed-{u.seed} {u.host}: streams on {u.circuits} circuits, "
+        f"expected {'at least ' if u.at_least else ''}{u.expected}"
+        for u in used
+        if u.ok is False
+    ]
+    spread = circuit_spread(placements, circuits, paths, expected)
+    lines += [
+        "",
+        "## Connections under the circuits carrying the streams",
+        "",
+        "Each circuit that carried a measured client's streams, followed hop by hop "
+        "through the circuit IDs of the placement lines: on how many distinct "
+        "connections those circuits sit at each hop. N circuits on N connections is "
+        "MCTor; N circuits sharing one connection is the MCTorCircuits control. "
+        "'followed' counts the circuits found in the hop's log; '–' in ok means the "
+        "build logged no circuit IDs.",
+        "",
+    ]
+    lines += table(
+        ["variant", "seed", "hop", "circuits", "followed", "connections", "expected", "ok"],
+        [
+            [s.variant, str(s.seed), f"{s.host} → {s.peer}", str(s.circuits)]
+            + [str(s.followed), str(s.connections), str(s.expected)]
+            + [_ok(s.ok)]
+            for s in sorted(spread, key=lambda s: (variants.index(s.variant), s.seed))
+        ],
+    )
+    failures += [
+        f"{s.variant}/seed-{s.seed} {s.host} → {s.peer}: {s.client}'s {s.circuits} "
+        f"stream circuits sit on {s.connections} connections ({s.followed} followed), "
+        f"expected {s.expected}"
+        for s in spread
+        if s.ok is False
+    ]
+    return lines, failures
