@@ -49,6 +49,22 @@ def _started_under(root: Path) -> list[int]:
     return pids
 
 
+def _established_from(address: str) -> list[str]:
+    """Remote ends (ip:port) of this machine's established TCP connections
+    whose local end is ``address`` (from /proc/net/tcp)."""
+
+    def _ip(hex_ip: str) -> str:
+        return socket.inet_ntoa(bytes.fromhex(hex_ip)[::-1])
+
+    remotes = []
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        local, remote, state = line.split()[1:4]
+        if state == "01" and _ip(local.split(":")[0]) == address:
+            ip, port = remote.split(":")
+            remotes.append(f"{_ip(ip)}:{int(port, 16)}")
+    return remotes
+
+
 def _runner(spec: Path, results: Path) -> subprocess.Popen[str]:
     # No tgen or oniontrace on PATH: the built-in driver and event logger run.
     env = os.environ | {"PATH": "/usr/sbin:/usr/bin:/bin"}
@@ -229,6 +245,9 @@ def test_a_local_network_stays_on_the_machine(ci_small_text: str, tmp_path: Path
 
         client = hosts / "perfclient1exit"
         proxy, control = _ports(client)
+        # The client's tor reaches its guard from its own address, as from
+        # a machine of its own (a relay's per-client bucket is keyed by it).
+        assert any(r.endswith(":9001") for r in _established_from("127.102.0.1"))
         # Control ports: nothing without the cookie, oniontrace's password included.
         assert _first_reply(control, b"GETINFO version")[0].startswith("514")
         assert _first_reply(control, b'AUTHENTICATE "password"')[0].startswith("515")

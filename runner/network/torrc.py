@@ -190,7 +190,7 @@ def host_torrc(
     variant: Variant,
     socks_bind: str = "127.0.0.1",
     sections: list[str] | None = None,
-    bind_exit: bool = False,
+    bind_outbound: bool = False,
 ) -> str:
     """A host's own torrc: identity, ports, bandwidth, then the variant's lines.
 
@@ -198,8 +198,11 @@ def host_torrc(
     under Shadow; its own address when hosts share a machine). The control
     port is always on 127.0.0.1, where oniontrace connects. ``sections``
     are the variant's sections for this host (default: all its roles').
-    ``bind_exit``: an exit's outbound connections leave from its own
-    (loopback) address, so they cannot leave the machine (see role_torrc)."""
+    ``bind_outbound`` (hosts sharing a machine): a host's connections to
+    relays leave from its own (loopback) address, as they would from its
+    own machine, so a relay tells clients apart by address (the per-client
+    buckets of tor-patches/0002 are keyed by it); an exit's connections to
+    servers do too, so they cannot leave the machine (see role_torrc)."""
     address = host.ip
     lines = [f"# {host.name}: role {host.role}, class {host.cls}, variant {variant.name}"]
     if host.is_relay:
@@ -222,10 +225,12 @@ def host_torrc(
             ]
         else:
             lines += [f"BandwidthRate {rate} bytes", f"BandwidthBurst {rate} bytes"]
-        if bind_exit and host.role in ("exit", "exitguard"):
+        if bind_outbound and host.role in ("exit", "exitguard"):
             lines.append(f"OutboundBindAddressExit {address}")
     if host.role == "client":
         lines.append(f"SocksPort {socks_bind}:{ports.socks_port}")
+    if bind_outbound:
+        lines.append(f"OutboundBindAddressOR {address}")
     lines.append(f"ControlPort 127.0.0.1:{ports.control_port}")
     for role in variant_roles(host) if sections is None else sections:
         extra = variant.torrc.get(role, ())
