@@ -202,10 +202,15 @@ def test_stream_circuits_count_circuits_that_carried_streams() -> None:
         return CircuitRow("v", 1, host, "user", cid, "BUILT", 1.0, 0.5, "GENERAL", "", "g", streams)
 
     circuits = [circ("1", 10), circ("2", 12), circ("3", 0), circ("4", 3, "c2")]
-    result = stream_circuits(circuits, [("v", 1, "c1"), ("v", 1, "c2")], {"v": 2})
-    assert [(u.host, u.circuits, u.streams, u.ok) for u in result] == [
-        ("c1", 2, 22, True),
-        ("c2", 1, 3, False),
+    circuits += [circ("5", 2, "c3"), circ("6", 40, "c3"), circ("7", 45, "c3")]
+    clients = [("v", 1, "c1"), ("v", 1, "c2"), ("v", 1, "c3")]
+    result = stream_circuits(circuits, clients, {"v": 2})
+    # Too few circuits fail; a replaced circuit's streams are counted
+    # beyond the two busiest.
+    assert [(u.host, u.circuits, u.streams, u.beyond, u.ok) for u in result] == [
+        ("c1", 2, 22, 0, True),
+        ("c2", 1, 3, 0, False),
+        ("c3", 3, 87, 2, True),
     ]
     # Stock tor (N = 1) may use several circuits: shown, not judged.
     (stock,) = stream_circuits(circuits, [("v", 1, "c1")], {"v": 1})
