@@ -1,0 +1,54 @@
+"""PCTCP's transport under Shadow with the patched tor (skipped, with the
+reason, when either is absent): mctor-small's control, 3 circuits that
+would share one connection per hop, with MCTorPerCircuit 1
+(tor-patches/0003) on the user and the relays, checked by what tor logged."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from runner.analyses.mctor import circuit_spread
+from runner.tables.rows import read_circuits, read_placements
+from tests.conftest import ROOT, needs_patched_tor, needs_shadow, run_experiment
+
+pytestmark = [pytest.mark.shadow, needs_shadow, needs_patched_tor]
+
+PATH = ("relay3guard", "relay5middle", "relay1exit")
+
+
+def test_every_circuit_gets_a_connection_of_its_own(tmp_path: Path) -> None:
+    data = yaml.safe_load((ROOT / "configs" / "mctor-small.yaml").read_text())
+    data["seeds"] = [1]
+    data["duration"]["measure"] = "60 s"
+    pctcp = data["variants"]["onelink-n3-uniform"]
+    pctcp["description"] = "3 circuits, each on a connection of its own at every hop"
+    pctcp["torrc"] = {role: [*lines, "MCTorPerCircuit 1"] for role, lines in pctcp["torrc"].items()}
+    pctcp.pop("expect")  # the connections per hop follow the circuits, not N
+    data["variants"] = {"pctcp": pctcp}
+    data["baseline"] = "pctcp"
+    data.pop("comparisons")
+    data.pop("hypotheses", None)  # they name variants left out
+    data["checks"]["min_transfers_per_size"] = 1
+    exp, _ = run_experiment(data, tmp_path)
+
+    placements = read_placements(exp / "placements.csv")
+    # Every placement, on the user and on every relay, put the circuit on a
+    # connection that carried no other: no connection to a peer ever
+    # carries more than one of this tor's outbound circuits.
+    relays = {p.host for p in placements if p.from_id is not None}
+    assert set(PATH[:-1]) <= relays
+    shared = [p for p in placements if max(p.circuits, default=0) != 1]
+    assert not shared, shared
+    # More connections than one per peer: one per circuit.
+    assert max(p.open_connections for p in placements if p.host == "relay3guard") >= 3
+
+    # The user's stream circuits (3, more if tor replaced one), followed hop
+    # by hop, each sit on a connection of their own at every hop, where
+    # without PCTCP they share one.
+    circuits = read_circuits(exp / "circuits.csv")
+    spread = circuit_spread(
+        placements, circuits, {("pctcp", 1, "perfclient1exit"): PATH}, {"pctcp": 3}
+    )
+    assert len(spread) == 3 and all(s.circuits >= 3 for s in spread)
+    assert all(s.followed == s.connections == s.circuits for s in spread), spread
