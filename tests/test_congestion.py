@@ -11,9 +11,12 @@ from runner.analyses.congestion import (
     MARUT,
     VEGAS,
     class_results,
+    connection_sharing,
     is_congestion_experiment,
     mechanism_failures,
+    mechanism_of,
     mechanism_totals,
+    pctcp_failures,
     scenario_of,
     window_of,
 )
@@ -22,7 +25,7 @@ from runner.logs.run_logs import RunLogs
 from runner.network.shadow_config import SHADOW_DATA
 from runner.spec.model import Variant
 from runner.tables.collect import _write_csv
-from runner.tables.rows import HopFeedbackRow, TransferRow, read_hop_feedback
+from runner.tables.rows import HopFeedbackRow, PlacementRow, TransferRow, read_hop_feedback
 from runner.tables.schema import HOP_FEEDBACK_COLUMNS, hop_feedback_rows
 from tests.conftest import FIXTURES
 
@@ -93,6 +96,46 @@ def test_windows_and_scenarios_come_from_the_variant() -> None:
     assert scenario_of(_variant("plain")) == "plain"
     assert is_congestion_experiment([fixed, marut])
     assert not is_congestion_experiment([fixed, vegas])
+    pctcp = Variant(
+        name="tree-pctcp",
+        tor="patched",
+        torrc={"all": ("MCTorConnections 1", "MCTorPerCircuit 1")},
+        consensus={"cc_alg": 0},
+    )
+    assert (scenario_of(pctcp), mechanism_of(pctcp)) == ("tree", "fixed window + PCTCP")
+    assert mechanism_of(fixed) == FIXED
+
+
+def _placed(variant: str, seed: int, *circuits: int) -> PlacementRow:
+    return PlacementRow(variant, seed, "relay4guard", "relay8middle", 1.0, 7, 3, 3, circuits)
+
+
+def test_pctcp_checks_need_a_connection_per_circuit_exactly_where_it_is_on() -> None:
+    pctcp = Variant(
+        name="tree-pctcp", tor="patched", torrc={"all": ("MCTorPerCircuit 1",)}, consensus={}
+    )
+    fixed = _variant("tree-fixed", cc_alg=0)
+    placements = [
+        _placed("tree-pctcp", 1, 1, 1, 0),
+        _placed("tree-pctcp", 1, 1, 1, 1),
+        _placed("tree-pctcp", 2, 1, 2, 1),  # two circuits on one connection
+        _placed("tree-fixed", 1, 3),
+        _placed("tree-fixed", 2, 1),  # never shared
+    ]
+    sharing = connection_sharing(placements)
+    assert [(s.variant, s.seed, s.placements, s.shared, s.most) for s in sharing] == [
+        ("tree-fixed", 1, 1, 1, 3),
+        ("tree-fixed", 2, 1, 0, 1),
+        ("tree-pctcp", 1, 2, 0, 1),
+        ("tree-pctcp", 2, 1, 1, 2),
+    ]
+    runs = {("tree-pctcp", 1), ("tree-pctcp", 2), ("tree-pctcp", 3), ("tree-fixed", 1)}
+    runs |= {("tree-fixed", 2)}
+    assert pctcp_failures(sharing, [pctcp, fixed], runs) == [
+        "tree-pctcp/seed-2: PCTCP on, but 1 of 1 placements found a connection carrying 2 circuits",
+        "tree-pctcp/seed-3: PCTCP on, no placement logged",
+        "tree-fixed/seed-2: PCTCP off, but no connection ever carried two circuits",
+    ]
 
 
 def _download(variant: str, seed: int, cls: str, ttlb: float | None) -> TransferRow:

@@ -171,6 +171,13 @@ def test_the_load_check_names_idle_and_saturated_runs() -> None:
         "a/seed-1: exit relays' mean utilisation 95% is outside the required 50%-90% (saturated)",
         "a/seed-1: guard relays' mean utilisation 15% is outside the required 50%-90% (idle)",
     ]
+    # One busy hop among idle ones: the busiest relay of a role.
+    assert guards[1].busiest == pytest.approx(0.2)
+    failures = load_failures(runs, {"busiest guard": (0.5, 1.0)})
+    assert failures == [
+        "a/seed-1: busiest guard relay's mean utilisation 20% is outside the required "
+        "50%-100% (idle)"
+    ]
 
 
 def _cross_spec(cross: dict[str, object], **variant: object) -> Spec:

@@ -66,6 +66,11 @@ def test_ci_small_is_valid() -> None:
         ),
         (lambda d: d.update(baseline="vanilla"), "baseline", "expected one of the variants"),
         (
+            lambda d: d.update(checks={"load": {"busiest bridge": ["50%", "90%"]}}),
+            "checks.load.busiest bridge",
+            "expected one of: relays, exitguard, exit, guard, middle, busiest relays",
+        ),
+        (
             lambda d: d["variants"]["conflux-on"]["torrc"].update(
                 authority=["ConsensusParams cfx_enabled=1"]
             ),

@@ -1,6 +1,7 @@
 """Congestion-control comparisons (experiments.md, section 4): which window
-each variant runs, downloads completed and download rates per class with
-CIs across seeds, and the hop feedback mechanism's totals per variant."""
+and transport each variant runs, downloads completed and download rates
+per class with CIs across seeds, and each mechanism's own counters per
+variant: hop feedback's totals, PCTCP's connections per circuit."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from dataclasses import asdict, dataclass
 from runner.logs.hop_feedback import HopFeedbackTotals, summed
 from runner.report.stats import Estimate, level_ci
 from runner.spec.model import Variant
-from runner.tables.rows import HopFeedbackRow, TransferRow
+from runner.tables.rows import HopFeedbackRow, PlacementRow, TransferRow
 
 FIXED, VEGAS, MARUT = "fixed window", "Vegas", "Vegas + hop feedback"
+PCTCP_OPTION = "MCTorPerCircuit 1"  # tor-patches/0003's per-circuit connections
 
 
 def window_of(variant: Variant) -> str:
@@ -26,11 +28,21 @@ def window_of(variant: Variant) -> str:
     return VEGAS
 
 
+def is_pctcp(variant: Variant) -> bool:
+    """PCTCP: every circuit on a connection of its own (tor-patches/0003)."""
+    return any(PCTCP_OPTION in lines for lines in variant.torrc.values())
+
+
+def mechanism_of(variant: Variant) -> str:
+    """The window, and the transport where it is PCTCP's."""
+    return window_of(variant) + (" + PCTCP" if is_pctcp(variant) else "")
+
+
 def scenario_of(variant: Variant) -> str:
     """The network scenario a variant runs: its name without the trailing
-    word that names its window (``tree-marut`` -> ``tree``)."""
+    word that names its mechanism (``tree-marut`` -> ``tree``)."""
     head, _, tail = variant.name.rpartition("-")
-    return head if head and tail in ("fixed", "vegas", "marut") else variant.name
+    return head if head and tail in ("fixed", "vegas", "marut", "pctcp") else variant.name
 
 
 def is_congestion_experiment(variants: Sequence[Variant]) -> bool:
@@ -120,5 +132,64 @@ def mechanism_failures(
                 failures.append(
                     f"{variant.name}/seed-{seed}: hop feedback off, but {originated} "
                     "feedback cells were sent"
+                )
+    return failures
+
+
+@dataclass(frozen=True)
+class ConnectionSharing:
+    """One run's circuit placements (tor-patches/0003's log, MCTorConnections
+    set): how many circuits this tor had on each connection to the peer."""
+
+    variant: str
+    seed: int
+    placements: int
+    shared: int  # placements made while a connection to that peer carried two or more
+    most: int  # the most of a tor's circuits on one connection at any placement
+
+
+def connection_sharing(placements: list[PlacementRow]) -> list[ConnectionSharing]:
+    """Per run, from every tor's placement lines."""
+    runs: dict[tuple[str, int], list[PlacementRow]] = defaultdict(list)
+    for p in placements:
+        runs[(p.variant, p.seed)].append(p)
+    return [
+        ConnectionSharing(
+            variant,
+            seed,
+            len(rows),
+            sum(max(p.circuits, default=0) > 1 for p in rows),
+            max((max(p.circuits, default=0) for p in rows), default=0),
+        )
+        for (variant, seed), rows in sorted(runs.items())
+    ]
+
+
+def pctcp_failures(
+    sharing: list[ConnectionSharing],
+    variants: Sequence[Variant],
+    complete_runs: set[tuple[str, int]],
+) -> list[str]:
+    """PCTCP must be at work in every complete run that switches it on (no
+    connection ever carried two of a tor's circuits) and absent from every
+    other run that logs placements (some connection carried several)."""
+    by_run = {(s.variant, s.seed): s for s in sharing}
+    failures = []
+    for variant in variants:
+        for seed in sorted(s for v, s in complete_runs if v == variant.name):
+            run = by_run.get((variant.name, seed))
+            if is_pctcp(variant):
+                if run is None or run.placements == 0:
+                    failures.append(f"{variant.name}/seed-{seed}: PCTCP on, no placement logged")
+                elif run.shared:
+                    failures.append(
+                        f"{variant.name}/seed-{seed}: PCTCP on, but {run.shared} of "
+                        f"{run.placements} placements found a connection carrying "
+                        f"{run.most} circuits"
+                    )
+            elif run is not None and run.placements and not run.shared:
+                failures.append(
+                    f"{variant.name}/seed-{seed}: PCTCP off, but no connection ever "
+                    "carried two circuits"
                 )
     return failures

@@ -1,6 +1,6 @@
 """The report's congestion-control sections (runner.analyses.congestion): downloads
-and download rates per class and window, ECDFs of time to first and last
-byte, and the hop feedback mechanism's totals."""
+and download rates per class and mechanism, ECDFs of time to first and last
+byte, hop feedback's totals and PCTCP's connections per circuit."""
 
 from __future__ import annotations
 
@@ -9,17 +9,20 @@ from pathlib import Path
 
 from runner.analyses.congestion import (
     class_results,
+    connection_sharing,
     is_congestion_experiment,
+    is_pctcp,
     mechanism_failures,
+    mechanism_of,
     mechanism_totals,
+    pctcp_failures,
     scenario_of,
-    window_of,
 )
 from runner.layout import Layout
 from runner.report.markdown import table
 from runner.report.plots import cdf_plot
 from runner.spec.model import Spec
-from runner.tables.rows import TransferRow, read_hop_feedback
+from runner.tables.rows import TransferRow, read_hop_feedback, read_placements
 
 Sections = tuple[list[str], list[str], list[Path]]
 
@@ -50,7 +53,8 @@ def congestion_sections(
         "",
         "Each variant runs one window on one scenario's clients: the fixed window "
         "(`cc_alg=0`), Vegas (`cc_alg=2`), or Vegas with hop feedback "
-        "(`cc_hop_feedback=1`, tor-patches/0005). Per class: downloads completed in a run "
+        "(`cc_hop_feedback=1`, tor-patches/0005); PCTCP adds a connection per circuit "
+        "(`MCTorPerCircuit 1`, tor-patches/0003). Per class: downloads completed in a run "
         "and the mean over a run's completed downloads of size over time to last byte, as "
         "the mean over seeds with a 95% t CI cut at zero; failed downloads over all runs.",
         "",
@@ -61,7 +65,7 @@ def congestion_sections(
             "scenario",
             "class",
             "variant",
-            "window",
+            "mechanism",
             "seeds",
             "downloads completed per run",
             "mean download rate (Mbit/s)",
@@ -72,7 +76,7 @@ def congestion_sections(
                 scenario_of(by_name[r.variant]),
                 r.cls,
                 r.variant,
-                window_of(by_name[r.variant]),
+                mechanism_of(by_name[r.variant]),
                 str(r.seeds),
                 r.completed.format(1, "", 1, signed=False),
                 r.rate_mbit.format(1, "", 2, signed=False),
@@ -134,7 +138,7 @@ def congestion_sections(
         [
             [
                 t.variant,
-                window_of(by_name[t.variant]),
+                mechanism_of(by_name[t.variant]),
                 str(t.runs),
                 str(t.originated),
                 _positions(t.received, width),
@@ -159,4 +163,55 @@ def congestion_sections(
             f"Hop feedback checks: at work in every run that switches it on, absent "
             f"elsewhere ({len(complete_runs)} runs).",
         ]
-    return lines, failures, plots
+    pctcp_lines, pctcp_fails = _pctcp_section(spec, layout, complete_runs)
+    return lines + pctcp_lines, failures + pctcp_fails, plots
+
+
+def _pctcp_section(
+    spec: Spec, layout: Layout, complete_runs: set[tuple[str, int]]
+) -> tuple[list[str], list[str]]:
+    """Connections per circuit from the placement lines, where any variant
+    switches PCTCP on."""
+    if not any(is_pctcp(v) for v in spec.variants):
+        return [], []
+    placements = read_placements(layout.placements_csv) if layout.placements_csv.is_file() else []
+    sharing = connection_sharing(placements)
+    failures = pctcp_failures(sharing, spec.variants, complete_runs)
+    by_name = {v.name: v for v in spec.variants}
+    order = [v.name for v in spec.variants]
+    lines = [
+        "",
+        "### Connections per circuit (PCTCP)",
+        "",
+        "From every tor's placement lines (`MCTorConnections 1` logs each circuit placed "
+        "on a connection, with the circuits on each of its connections to that relay): "
+        "the placements in each run, how many found a connection to that relay carrying "
+        "two or more of the tor's circuits, and the most on one. Under PCTCP none may; "
+        "with shared connections (stock tor) some must.",
+        "",
+    ]
+    lines += table(
+        ["variant", "mechanism", "seed", "placements", "on a shared connection", "most on one"],
+        [
+            [
+                s.variant,
+                mechanism_of(by_name[s.variant]),
+                str(s.seed),
+                str(s.placements),
+                str(s.shared),
+                str(s.most),
+            ]
+            for s in sorted(
+                sharing, key=lambda s: order.index(s.variant) if s.variant in order else -1
+            )
+        ],
+    )
+    if failures:
+        lines += ["", "**PCTCP checks FAILED:**", ""] + [f"- {f}" for f in failures]
+    else:
+        lines += [
+            "",
+            "PCTCP checks: a connection per circuit in every run that switches it on, "
+            "shared connections in every other run that logs placements.",
+        ]
+    return lines, failures

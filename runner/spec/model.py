@@ -725,14 +725,16 @@ def _seeds(value: Any, where: Where) -> tuple[tuple[int, ...], SeedRounds | None
 
 
 ALL_RELAYS = "relays"  # checks.load's key for every relay
+BUSIEST = "busiest "  # checks.load's prefix for the busiest relay of a role
 
 
 def _load_ranges(value: Any, where: Where) -> dict[str, tuple[float, float]]:
-    """checks.load: relay role (or "relays") -> [low, high] utilisation."""
+    """checks.load: relay role (or "relays") -> [low, high] mean utilisation
+    of those relays; "busiest <role>" -> the range for the busiest one."""
     if value is None:
         return {}
     roles = (ALL_RELAYS, *RELAY_ROLES)
-    body = _mapping(value, where, (), roles)
+    body = _mapping(value, where, (), (*roles, *(BUSIEST + r for r in roles)))
     ranges = {}
     for role, raw in body.items():
         w = where.child(role)
