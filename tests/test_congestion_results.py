@@ -1,9 +1,10 @@
 """The congestion experiment's tables and report, checked on the collected
 tables of a real run.
 
-The fixtures are `make experiment EXP=congestion-small`'s transfers and hop
-feedback totals (Shadow 3.3.0, tor 0.4.9.11 with tor-patches), gzipped, beside
-the spec they ran (spec.yaml).
+The fixtures are `make experiment EXP=congestion-small`'s transfers, hop
+feedback totals, relay load and the circuit placements of the tree's shared
+middle, relay8middle (Shadow 3.3.0, tor 0.4.9.11 with tor-patches), gzipped,
+beside the spec they ran (spec.yaml).
 """
 
 from pathlib import Path
@@ -13,14 +14,25 @@ import pytest
 from runner.analyses.congestion import (
     MARUT,
     class_results,
+    connection_sharing,
+    is_pctcp,
     mechanism_failures,
     mechanism_totals,
+    pctcp_failures,
     window_of,
 )
+from runner.analyses.load import load_failures, run_loads
 from runner.layout import Layout
 from runner.report.congestion import congestion_sections
 from runner.spec.model import Spec
-from runner.tables.rows import HopFeedbackRow, TransferRow, read_hop_feedback, read_transfers
+from runner.tables.rows import (
+    HopFeedbackRow,
+    TransferRow,
+    read_hop_feedback,
+    read_placements,
+    read_relay_load,
+    read_transfers,
+)
 from tests.conftest import FIXTURES, fixture_spec, gunzip_fixture
 
 TABLES = FIXTURES / "congestion-small"
@@ -36,7 +48,7 @@ def layout(tmp_path_factory: pytest.TempPathFactory) -> Layout:
     root = tmp_path_factory.mktemp("results")
     layout = Layout(root, "congestion-small")
     layout.experiment_dir.mkdir()
-    for name in ("transfers.csv", "hop_feedback.csv"):
+    for name in ("transfers.csv", "hop_feedback.csv", "placements.csv", "relay_load.csv"):
         gunzip_fixture(TABLES / f"{name}.gz", layout.experiment_dir)
     return layout
 
@@ -60,8 +72,9 @@ def test_every_variant_and_class_has_results_over_both_seeds(
         by_variant.setdefault(r.variant, set()).add(r.cls)
         assert r.seeds == 2 and r.completed.mean > 0 and r.rate_mbit.mean > 0
         assert r.completed.low is not None and r.completed.high is not None
-    assert len(by_variant) == 12
+    assert len(by_variant) == 16
     assert by_variant["hop3-vegas"] == {"web", "bulk"}
+    assert by_variant["hop4-pctcp"] == {"web", "bulk"}
     assert by_variant["allbulk-fixed"] == {"allbulk"}
     assert by_variant["tree-marut"] == {"treeweb", "treebulk"}
 
@@ -96,8 +109,9 @@ def test_the_report_section_has_the_table_plots_and_passing_checks(
     assert failures == []
     text = "\n".join(lines)
     assert "## Congestion control" in text and "### Hop feedback" in text
-    assert "at work in every run that switches it on, absent elsewhere (24 runs)" in text
-    assert sum(line.startswith("| tree |") for line in lines) == 6
+    assert "at work in every run that switches it on, absent elsewhere (32 runs)" in text
+    assert sum(line.startswith("| tree |") for line in lines) == 8
+    assert "### Connections per circuit (PCTCP)" in text and "PCTCP checks: a connection" in text
     # One TTFB and one TTLB ECDF per scenario and class.
     assert len(plots) == 2 * (2 + 2 + 1 + 2) and all(p.is_file() for p in plots)
 
@@ -107,3 +121,38 @@ def test_the_report_section_has_the_table_plots_and_passing_checks(
     assert sorted(f.split(":")[0] for f in missing) == [
         f"{s}-marut/seed-2" for s in ("allbulk", "hop3", "hop4", "tree")
     ]
+
+
+def test_pctcp_gives_every_circuit_a_connection_at_the_shared_middle(
+    spec: Spec, layout: Layout
+) -> None:
+    placements = read_placements(layout.placements_csv)
+    sharing = {(s.variant, s.seed): s for s in connection_sharing(placements)}
+    by_name = {v.name: v for v in spec.variants}
+    assert len(sharing) == 32
+    for (variant, _), s in sharing.items():
+        assert s.placements > 0
+        if is_pctcp(by_name[variant]):
+            assert s.shared == 0 and s.most == 1
+        else:
+            # Stock tor: tens of circuits share a connection to one relay.
+            assert s.shared > s.placements / 2 and s.most >= 10
+    runs = {(v.name, seed) for v in spec.variants for seed in spec.seeds}
+    assert pctcp_failures(list(sharing.values()), spec.variants, runs) == []
+    # Without its placements a PCTCP run fails the check.
+    missing = [s for s in sharing.values() if s.variant != "tree-pctcp"]
+    assert pctcp_failures(missing, spec.variants, runs) == [
+        "tree-pctcp/seed-1: PCTCP on, no placement logged",
+        "tree-pctcp/seed-2: PCTCP on, no placement logged",
+    ]
+
+
+def test_queues_build_at_the_middles_in_every_run(spec: Spec, layout: Layout) -> None:
+    runs = run_loads(read_relay_load(layout.table_csv("relay_load")))
+    middles = [r for r in runs if r.role == "middle"]
+    assert len(middles) == 32
+    assert load_failures(runs, spec.checks.load) == []
+    assert min(r.busiest for r in middles) >= 0.55
+    # The tree's one shared middle carries it: the others idle.
+    tree = [r for r in middles if r.variant.startswith("tree-")]
+    assert all(r.busiest > 0.8 and r.mean < 0.25 for r in tree)
