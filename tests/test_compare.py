@@ -1,4 +1,5 @@
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -57,6 +58,19 @@ def test_changes_are_paired_by_seed() -> None:
     # identical relative change on every seed: a zero-width interval
     assert change.estimate.low == pytest.approx(-0.5)
     assert change.estimate.high == pytest.approx(-0.5)
+
+
+def test_a_faster_first_byte_alone_shows_in_ttlb_not_after_it() -> None:
+    # The variant's first byte comes 0.1 s sooner (a faster path); the rest
+    # of the transfer takes as long.
+    rows = []
+    for seed in (1, 2, 3):
+        rows += [_row("base", seed, 1.2)] * 3
+        rows += [replace(_row("fast", seed, 1.1), ttfb=0.1)] * 3
+    [ttlb] = changes(rows, [("fast", "base")], "ttlb")
+    [after] = changes(rows, [("fast", "base")], "after_first_byte")
+    assert ttlb.estimate.mean == pytest.approx(1.1 / 1.2 - 1)
+    assert after.estimate.mean == pytest.approx(0.0, abs=1e-12)
 
 
 def test_summaries_count_failures_and_use_successes_for_times() -> None:

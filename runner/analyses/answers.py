@@ -23,7 +23,7 @@ from runner.analyses.client_bandwidth import ClientBandwidth
 from runner.analyses.mctor import Round
 from runner.analyses.transfers import METRICS
 from runner.report.stats import Estimate, paired_change, quantile
-from runner.spec.hypotheses import Hypothesis
+from runner.spec.hypotheses import QUANTILE_METRICS, Hypothesis
 from runner.tables.rows import TransferRow
 
 SUPPORTED = "supported"
@@ -112,7 +112,7 @@ def _per_seed_samples(
         value = value_of(row)
         if value is not None:
             samples[(row.variant, row.seed)].append(value)
-    q = h.quantile if h.metric in ("ttfb", "ttlb") else 0.5
+    q = h.quantile if h.metric in QUANTILE_METRICS else 0.5
     return samples, lambda values: quantile(values, q)
 
 

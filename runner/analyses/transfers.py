@@ -64,9 +64,18 @@ class ClientCheck:
         return self.completed / self.attempted if self.attempted else 0.0
 
 
+def _after_first_byte(row: TransferRow) -> float | None:
+    """Time to last byte net of time to first byte: the transfer once it
+    has started, without the round trip that brought its first byte."""
+    if row.ttlb is None or row.ttfb is None:
+        return None
+    return max(row.ttlb - row.ttfb, 0.0)
+
+
 METRICS: dict[str, Callable[[TransferRow], float | None]] = {
     "ttfb": lambda r: r.ttfb,
     "ttlb": lambda r: r.ttlb,
+    "after_first_byte": _after_first_byte,
     "goodput": lambda r: r.goodput_mbit,
 }
 

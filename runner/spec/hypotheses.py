@@ -26,12 +26,15 @@ from runner.spec.units import human_size
 METRICS = {
     "ttfb": "time to first byte (the quantile over a seed's transfers)",
     "ttlb": "time to last byte (the quantile over a seed's transfers)",
+    "after_first_byte": "time to last byte net of time to first byte (the quantile over a "
+    "seed's transfers)",
     "goodput": "goodput, size over time to last byte (the median over a seed's transfers)",
     "client_bandwidth": "a client's payload over its transfers' time (mean over a seed's clients)",
     "round_completion": "a round's completion time (mean over a seed's complete rounds)",
     "downloads_completed": "transfers completed in a run",
 }
-TRANSFER_METRICS = ("ttfb", "ttlb", "goodput")
+TRANSFER_METRICS = ("ttfb", "ttlb", "after_first_byte", "goodput")
+QUANTILE_METRICS = ("ttfb", "ttlb", "after_first_byte")
 DIRECTIONS = ("decrease", "increase")
 REQUIRED = ("name", "variant", "reference", "metric", "expect", "smallest_change")
 OPTIONAL = ("class", "size", "quantile", "phase", "why")
@@ -63,7 +66,7 @@ class Hypothesis:
             where += f", {human_size(self.size)}"
         what = (
             self.metric
-            if self.metric not in ("ttfb", "ttlb")
+            if self.metric not in QUANTILE_METRICS
             else (
                 f"{'median' if self.quantile == 0.5 else f'p{self.quantile * 100:g}'} {self.metric}"
             )
@@ -105,8 +108,10 @@ def parse_hypotheses(
             raise at.child("size").error(f"a size applies to {', '.join(TRANSFER_METRICS)} only")
         if "phase" in item and metric != "round_completion":
             raise at.child("phase").error("a phase applies to round_completion only")
-        if "quantile" in item and metric not in ("ttfb", "ttlb"):
-            raise at.child("quantile").error("a quantile applies to ttfb and ttlb only")
+        if "quantile" in item and metric not in QUANTILE_METRICS:
+            raise at.child("quantile").error(
+                f"a quantile applies to {', '.join(QUANTILE_METRICS)} only"
+            )
         result.append(
             Hypothesis(
                 name=name,
