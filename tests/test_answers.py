@@ -73,7 +73,11 @@ def test_ci_small_states_a_hypothesis() -> None:
         ({"expect": "faster"}, "hypotheses[0].expect", "expected one of decrease, increase"),
         ({"smallest_change": "ten"}, "hypotheses[0].smallest_change", "a share such as '10%'"),
         ({"smallest_change": "0%"}, "hypotheses[0].smallest_change", "at least 0.001"),
-        ({"metric": "client_bandwidth"}, "hypotheses[0].size", "applies to ttfb, ttlb, after_first_byte, goodput"),
+        (
+            {"metric": "client_bandwidth"},
+            "hypotheses[0].size",
+            "applies to ttfb, ttlb, after_first_byte, goodput",
+        ),
         ({"expect": None}, "hypotheses[0].expect", "required key is missing"),
         ({"colour": "red"}, "hypotheses[0].colour", "unknown key"),
     ],

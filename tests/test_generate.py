@@ -123,10 +123,6 @@ def test_local_generation_uses_loopback_addresses_and_todays_clock(tmp_path: Pat
     client = (hosts / "perfclient2exit" / "torrc").read_text()
     assert "SocksPort 127.102.0.2:9050" in client
     assert "ControlPort 127.0.0.1:29059" in client  # 29051 + its index (8)
-    # Its connections to relays leave from its own address: a relay's
-    # per-client bucket (tor-patches/0002) is keyed by it.
-    assert "OutboundBindAddressOR 127.102.0.2" in client
-    assert "OutboundBindAddressOR 127.101.0.1" in (hosts / "relay1exit" / "torrc").read_text()
     assert "V3AuthVotingInterval 20 seconds" in (run / "conf/tor.authority.torrc").read_text()
     assert "100.3.0.1" not in (hosts / "perfclient2exit" / "tgen.graphml").read_text()
     assert "127.103.0.1:10080" in (hosts / "perfclient2exit" / "tgen.graphml").read_text()

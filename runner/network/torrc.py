@@ -198,11 +198,11 @@ def host_torrc(
     under Shadow; its own address when hosts share a machine). The control
     port is always on 127.0.0.1, where oniontrace connects. ``sections``
     are the variant's sections for this host (default: all its roles').
-    ``bind_outbound`` (hosts sharing a machine): a host's connections to
-    relays leave from its own (loopback) address, as they would from its
-    own machine, so a relay tells clients apart by address (the per-client
-    buckets of tor-patches/0002 are keyed by it); an exit's connections to
-    servers do too, so they cannot leave the machine (see role_torrc)."""
+    ``bind_outbound`` (hosts sharing a machine): an exit's outbound
+    connections leave from its own (loopback) address, so they cannot leave
+    the machine (see role_torrc). tor binds no connection to a loopback
+    address, so every host's connections to relays leave from 127.0.0.1:
+    relays cannot tell local clients apart by address."""
     address = host.ip
     lines = [f"# {host.name}: role {host.role}, class {host.cls}, variant {variant.name}"]
     if host.is_relay:
@@ -229,8 +229,6 @@ def host_torrc(
             lines.append(f"OutboundBindAddressExit {address}")
     if host.role == "client":
         lines.append(f"SocksPort {socks_bind}:{ports.socks_port}")
-    if bind_outbound:
-        lines.append(f"OutboundBindAddressOR {address}")
     lines.append(f"ControlPort 127.0.0.1:{ports.control_port}")
     for role in variant_roles(host) if sections is None else sections:
         extra = variant.torrc.get(role, ())

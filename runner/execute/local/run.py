@@ -188,11 +188,12 @@ def run_local(
     listing: dict[str, list[dict[str, Any]]] = json.loads((run_dir / PROCESSES).read_text())
     hosts = manifest["hosts"]
     clients = [h for h, info in hosts.items() if info["role"] == "client"]
-    # Traffic follows each client's sessions, timed from when traffic starts.
-    bootstrap_s = manifest["duration"]["bootstrap_s"]
+    # Traffic follows each client's sessions, timed from when traffic starts
+    # (the plan's times count from the simulated bootstrap's end).
+    planned_bootstrap_s = manifest["duration"]["bootstrap_s"]
     traffic = sorted(
         (
-            (e["start_s"] - bootstrap_s, h, e)
+            (e["start_s"] - planned_bootstrap_s, h, e)
             for h in clients
             for e in listing[h]
             if e["program"] == "tgen"
@@ -240,7 +241,7 @@ def run_local(
                 _, host, entry = pending.pop(0)
                 name = starter.start(host, entry)
                 if entry.get("stop_s") is not None:
-                    running.append((entry["stop_s"] - bootstrap_s, name))
+                    running.append((entry["stop_s"] - planned_bootstrap_s, name))
             for offset, name in [r for r in running if r[0] <= elapsed]:
                 procs.stop(name)
                 running.remove((offset, name))
@@ -249,6 +250,12 @@ def run_local(
                 on_progress(int(100 * elapsed / measure_s))
             time.sleep(1.0)
         manifest["cpu_s"] = measured_cpu(cpu_at_start, procs.cpu_seconds())
+    # The measured period in real time, from clock_epoch, as the tables read
+    # it (relay_load.csv); the plan's were the simulation's.
+    manifest["duration"] = {
+        "bootstrap_s": round(traffic_started - started, 3),
+        "measure_s": round(measure_s, 3),
+    }
     return {"bootstrap_s": round(bootstrap_s, 3), "traffic_s": round(measure_s, 3)}
 
 
