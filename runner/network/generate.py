@@ -133,7 +133,7 @@ def _write_host(
     (home / "torrc-defaults").write_text(host_defaults(host))
     (home / "torrc").write_text(
         host_torrc(
-            host, ports, variant, backend.socks_bind(host), sections, bind_outbound=backend.local
+            host, ports, variant, backend.socks_bind(host), sections, bind_exit=backend.local
         )
     )
     cross = cross_flows(spec, variant, host)
