@@ -102,9 +102,12 @@ def test_a_relative_results_directory_works(
 
 
 @needs_tor
-def test_local_generation_uses_loopback_addresses_and_todays_clock(tmp_path: Path) -> None:
+def test_local_generation_uses_loopback_addresses_and_todays_clock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from runner.network.backends import LOCAL
 
+    monkeypatch.setenv("TORNET_LOCAL_NETWORK", "loopback")
     spec = load_spec(CI_SMALL)
     run = generate_run(
         spec,
@@ -132,3 +135,49 @@ def test_local_generation_uses_loopback_addresses_and_todays_clock(tmp_path: Pat
     assert json.loads((run / "manifest.json").read_text())["backend"] == "local"
     v3bw_time = int((hosts / "4uthority1" / "v3bw").read_text().split()[0])
     assert v3bw_time > 1_700_000_000  # today, not Shadow's year 2000
+    # tor binds nothing to loopback: only exits' bindings (which keep them
+    # on the machine) are written.
+    assert "OutboundBindAddressExit 127.101.0.1" in (hosts / "relay1exit" / "torrc").read_text()
+    assert "OutboundBindAddress " not in client
+    assert json.loads((run / "manifest.json").read_text())["local_network"] == "loopback"
+
+
+@needs_tor
+def test_local_generation_in_a_namespace_binds_every_host_to_its_address(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from runner.network.backends import LOCAL, namespace_refused
+
+    if namespace_refused():
+        pytest.skip(f"no network namespace here: {namespace_refused()}")
+    monkeypatch.setenv("TORNET_LOCAL_NETWORK", "namespace")
+    spec = load_spec(CI_SMALL)
+    run = generate_run(
+        spec,
+        spec.variant("conflux-on"),
+        1,
+        Layout(tmp_path, spec.name),
+        _tools(),
+        [],
+        backend=LOCAL,
+    )
+    hosts = run / "shadow.data.template" / "hosts"
+    client = (hosts / "perfclient2exit" / "torrc").read_text()
+    assert "SocksPort 10.102.0.2:9050" in client
+    assert "OutboundBindAddress 10.102.0.2" in client
+    exit_torrc = (hosts / "relay1exit" / "torrc").read_text()
+    assert "ORPort 10.101.0.1:9001" in exit_torrc and "OutboundBindAddress 10.101.0.1" in exit_torrc
+    assert "10.103.0.1:10080" in (hosts / "perfclient2exit" / "tgen.graphml").read_text()
+    assert json.loads((run / "manifest.json").read_text())["local_network"] == "namespace"
+
+
+def test_the_local_network_setting_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    from runner.network.backends import local_address, local_network
+
+    monkeypatch.setenv("TORNET_LOCAL_NETWORK", "bridge")
+    with pytest.raises(ValueError, match="TORNET_LOCAL_NETWORK='bridge': expected"):
+        local_network()
+    monkeypatch.setenv("TORNET_LOCAL_NETWORK", "loopback")
+    assert local_network() == "loopback"
+    assert local_address("100.2.0.7", "loopback") == "127.102.0.7"
+    assert local_address("100.2.0.7", "namespace") == "10.102.0.7"

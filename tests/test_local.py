@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from runner.execute.local.netns import CONNECTIONS
 from runner.execute.manifest import read_manifest
-from runner.network.backends import LOCAL
+from runner.network.backends import LOCAL, namespace_refused
 from runner.spec.model import load_spec
 from tests.conftest import ROOT, needs_tor
 
@@ -65,9 +66,9 @@ def _established_from(address: str) -> list[str]:
     return remotes
 
 
-def _runner(spec: Path, results: Path) -> subprocess.Popen[str]:
+def _runner(spec: Path, results: Path, network: str = "") -> subprocess.Popen[str]:
     # No tgen or oniontrace on PATH: the built-in driver and event logger run.
-    env = os.environ | {"PATH": "/usr/sbin:/usr/bin:/bin"}
+    env = os.environ | {"PATH": "/usr/sbin:/usr/bin:/bin", "TORNET_LOCAL_NETWORK": network}
     return subprocess.Popen(
         [
             sys.executable,
@@ -158,6 +159,19 @@ def test_a_local_run_completes_and_a_rerun_finishes_what_is_missing(
     relays = [h for h, info in manifest["hosts"].items() if info["role"] in ("exit", "guard")]
     assert relays and all(manifest["cpu_s"][h]["tor"] > 0 for h in relays)
     _assert_all_gone(results)
+    if namespace_refused():
+        assert manifest["local_network"] == "loopback"
+        return
+    # In a namespace of its own every host reaches relays from its own
+    # address: connections to ORPorts come from each client's address.
+    assert manifest["local_network"] == "namespace"
+    connections = [ln.split()[-2:] for ln in (run / CONNECTIONS).read_text().splitlines()]
+    client_ips = {info["ip"] for info in manifest["hosts"].values() if info["role"] == "client"}
+    to_relays_from = {
+        local.rsplit(":", 1)[0] for local, peer in connections if peer.endswith(":9001")
+    }
+    assert client_ips <= to_relays_from
+    assert "127.0.0.1" not in to_relays_from
 
 
 def test_the_default_backend_is_local_without_shadow(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -225,7 +239,8 @@ def test_a_local_network_stays_on_the_machine(ci_small_text: str, tmp_path: Path
     spec = _spec(ci_small_text, tmp_path, "10 min")
     results = tmp_path / "results"
     run = results / "ci-small-local" / "conflux-on" / "seed-1"
-    runner = _runner(spec, results)
+    # On the shared loopback, where other addresses of this machine answer.
+    runner = _runner(spec, results, "loopback")
     try:
         hosts = run / "shadow.data" / "hosts"
         deadline = time.monotonic() + 240

@@ -21,6 +21,7 @@ from typing import Protocol
 from runner.errors import RunError
 from runner.execute.cpus import OFF, OWN_CPUS, CpuSlots, Placement, choose_placement
 from runner.execute.local import run as local_run
+from runner.execute.local.netns import run_in_namespace
 from runner.execute.local.procs import kill_all
 from runner.execute.local.run import machine_slot, run_local
 from runner.execute.manifest import (
@@ -33,7 +34,7 @@ from runner.execute.manifest import (
 from runner.execute.progress import Progress
 from runner.execute.simulate import run_shadow
 from runner.layout import Layout
-from runner.network.backends import LOCAL, SHADOW, Backend
+from runner.network.backends import LOCAL, NAMESPACE, SHADOW, Backend
 from runner.network.capacity import experiment_size, machine_memory_mib
 from runner.network.generate import PATCHED_TOR, Tools, generate_run
 from runner.spec.model import Spec
@@ -137,8 +138,11 @@ def run_one(
         on_progress = lambda pct: reporter.percent(label, pct)  # noqa: E731
         if backend.local:
             manifest = read_manifest(run_dir)
+            # Every host at its own address where the machine gives the run a
+            # network namespace (the manifest says which).
+            runner = run_in_namespace if manifest.get("local_network") == NAMESPACE else run_local
             with machine_slot():
-                phases = run_local(
+                phases = runner(
                     run_dir,
                     manifest,
                     tools.for_variant(variant),

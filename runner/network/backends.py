@@ -1,13 +1,19 @@
 """What differs between running a network under Shadow and as local processes.
 
 Under Shadow every host has its own loopback and the clock starts in 2000.
-Locally every host shares this machine: each gets its own address in
-127.0.0.0/8 (Linux routes all of it to the loopback interface), binds its
-SOCKS and control ports there, and certificates are made for today's clock.
+Locally every host shares this machine and certificates are made for
+today's clock. Each host gets its own address and binds its SOCKS port
+there: in a network namespace of the run's own where the machine allows
+one (10.0.0.0/8 on a loopback nobody else sees, each tor's connections bound
+to its host's address), else on the shared loopback (127.0.0.0/8, where
+tor binds no connection, so relays see every host as 127.0.0.1).
 """
 
 from __future__ import annotations
 
+import functools
+import os
+import subprocess
 from dataclasses import dataclass, replace
 
 from runner.network.plan import Host, NetworkPlan
@@ -31,7 +37,16 @@ class Backend:
         """The plan with the addresses this backend uses."""
         if not self.local:
             return plan
-        return replace(plan, hosts=tuple(replace(h, ip=local_address(h.ip)) for h in plan.hosts))
+        network = local_network()
+        return replace(
+            plan, hosts=tuple(replace(h, ip=local_address(h.ip, network)) for h in plan.hosts)
+        )
+
+    def outbound_bind(self) -> str | None:
+        """Whose connections host_torrc binds to the host's own address."""
+        if not self.local:
+            return None
+        return "all" if local_network() == NAMESPACE else "exit"
 
     def socks_bind(self, host: Host) -> str:
         """Where a client's SOCKS port listens."""
@@ -54,9 +69,51 @@ LOCAL = Backend("local", None, local=True, voting_interval=20)
 BACKENDS = {b.name: b for b in (SHADOW, LOCAL)}
 
 
-def local_address(ip: str) -> str:
-    """100.B.H.L (the plan's address) -> 127.(100+B).H.L, away from 127.0.0.1."""
+LOCAL_NETWORK_ENV = "TORNET_LOCAL_NETWORK"
+NAMESPACE, LOOPBACK = "namespace", "loopback"
+
+
+def local_address(ip: str, network: str = LOOPBACK) -> str:
+    """100.B.H.L (the plan's address) -> 127.(100+B).H.L on the shared
+    loopback (away from 127.0.0.1), 10.(100+B).H.L in a namespace."""
     first, block, high, low = (int(x) for x in ip.split("."))
     if first != 100:
         raise ValueError(f"not a planned address: {ip}")
-    return f"127.{100 + block}.{high}.{low}"
+    return f"{10 if network == NAMESPACE else 127}.{100 + block}.{high}.{low}"
+
+
+def local_network() -> str:
+    """Where local hosts live: ``namespace`` where this machine lets the run
+    make a network namespace, else ``loopback``. TORNET_LOCAL_NETWORK picks
+    one; asking for a namespace the machine refuses is an error."""
+    wanted = os.environ.get(LOCAL_NETWORK_ENV, "")
+    if wanted not in ("", NAMESPACE, LOOPBACK):
+        raise ValueError(f"{LOCAL_NETWORK_ENV}={wanted!r}: expected {NAMESPACE!r} or {LOOPBACK!r}")
+    if wanted == LOOPBACK:
+        return LOOPBACK
+    refused = namespace_refused()
+    if wanted == NAMESPACE and refused:
+        raise ValueError(f"{LOCAL_NETWORK_ENV}={NAMESPACE}: {refused}")
+    return LOOPBACK if refused else NAMESPACE
+
+
+def unshare_command() -> list[str]:
+    """A new network namespace; a user namespace too where this is not root."""
+    return ["unshare", "--net"] + ([] if os.geteuid() == 0 else ["--map-root-user"])
+
+
+@functools.cache
+def namespace_refused() -> str:
+    """Why this machine gives a run no network namespace ('' where it does):
+    it needs unshare and ip (util-linux, iproute2) and, unless root, user
+    namespaces."""
+    try:
+        done = subprocess.run(
+            [*unshare_command(), "ip", "link", "set", "lo", "up"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"unshare failed: {exc}"
+    return "" if done.returncode == 0 else f"unshare failed: {done.stderr.strip()}"

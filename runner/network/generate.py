@@ -27,7 +27,7 @@ import yaml
 from runner.errors import RunError
 from runner.execute.manifest import STATUS_GENERATED, write_manifest
 from runner.layout import Layout, partial_path
-from runner.network.backends import SHADOW, SHADOW_EPOCH, Backend
+from runner.network.backends import SHADOW, SHADOW_EPOCH, Backend, local_network
 from runner.network.limits import relay_client_limit
 from runner.network.mixing import torrc_sections, variant_plan
 from runner.network.plan import Host, NetworkPlan
@@ -133,7 +133,7 @@ def _write_host(
     (home / "torrc-defaults").write_text(host_defaults(host))
     (home / "torrc").write_text(
         host_torrc(
-            host, ports, variant, backend.socks_bind(host), sections, bind_exit=backend.local
+            host, ports, variant, backend.socks_bind(host), sections, backend.outbound_bind()
         )
     )
     cross = cross_flows(spec, variant, host)
@@ -335,6 +335,7 @@ def generate_run(
             "variant": variant.name,
             "seed": seed,
             "backend": backend.name,
+            "local_network": local_network() if backend.local else None,
             # Local runs set their clock's start when they start.
             "clock_epoch": 0 if backend.local else SHADOW_EPOCH,
             "status": STATUS_GENERATED,

@@ -190,7 +190,7 @@ def host_torrc(
     variant: Variant,
     socks_bind: str = "127.0.0.1",
     sections: list[str] | None = None,
-    bind_exit: bool = False,
+    bind: str | None = None,
 ) -> str:
     """A host's own torrc: identity, ports, bandwidth, then the variant's lines.
 
@@ -198,10 +198,12 @@ def host_torrc(
     under Shadow; its own address when hosts share a machine). The control
     port is always on 127.0.0.1, where oniontrace connects. ``sections``
     are the variant's sections for this host (default: all its roles').
-    ``bind_exit``: an exit's outbound connections leave from its own
-    (loopback) address, so they cannot leave the machine (see role_torrc).
-    tor binds no connection to a loopback address, so every host's
-    connections to relays leave from 127.0.0.1 when hosts share a machine."""
+    ``bind``: whose outbound connections leave from the host's own address.
+    ``exit``: an exit's, from its loopback address, so they cannot leave the
+    machine (see role_torrc); tor binds no connection to a loopback address,
+    so on the shared loopback every host reaches relays from 127.0.0.1.
+    ``all``: every host's, in a network namespace of the run's own, so
+    relays see each host at its address, as on a real network."""
     address = host.ip
     lines = [f"# {host.name}: role {host.role}, class {host.cls}, variant {variant.name}"]
     if host.is_relay:
@@ -224,8 +226,10 @@ def host_torrc(
             ]
         else:
             lines += [f"BandwidthRate {rate} bytes", f"BandwidthBurst {rate} bytes"]
-        if bind_exit and host.role in ("exit", "exitguard"):
+        if bind == "exit" and host.role in ("exit", "exitguard"):
             lines.append(f"OutboundBindAddressExit {address}")
+    if bind == "all":
+        lines.append(f"OutboundBindAddress {address}")
     if host.role == "client":
         lines.append(f"SocksPort {socks_bind}:{ports.socks_port}")
     lines.append(f"ControlPort 127.0.0.1:{ports.control_port}")

@@ -179,8 +179,11 @@ def run_local(
     programs: dict[str, str],
     measure_s: float,
     on_progress: Callable[[int], None] | None = None,
+    before_stop: Callable[[], None] | None = None,
 ) -> dict[str, float]:
-    """Run the network; return the wall time of its phases (bootstrap_s, traffic_s)."""
+    """Run the network; return the wall time of its phases (bootstrap_s,
+    traffic_s). ``before_stop`` runs at the end of the measured period, while
+    every process still runs."""
     data = run_dir / SHADOW_DATA
     if data.exists():
         shutil.rmtree(data)
@@ -250,6 +253,8 @@ def run_local(
                 on_progress(int(100 * elapsed / measure_s))
             time.sleep(1.0)
         manifest["cpu_s"] = measured_cpu(cpu_at_start, procs.cpu_seconds())
+        if before_stop is not None:
+            before_stop()
     # The measured period in real time, from clock_epoch, as the tables read
     # it (relay_load.csv); the plan's were the simulation's.
     manifest["duration"] = {
