@@ -9,24 +9,52 @@ import pytest
 from runner.analyses.congestion import (
     FIXED,
     MARUT,
+    MARUT_REMOTE,
     VEGAS,
     class_results,
     connection_sharing,
+    estimate_of,
+    hop_window_failures,
+    hop_window_runs,
     is_congestion_experiment,
+    is_n23,
     mechanism_failures,
     mechanism_of,
     mechanism_totals,
+    n23_failures,
+    n23_runs,
     pctcp_failures,
     scenario_of,
     window_of,
 )
 from runner.logs.hop_feedback import last_totals, parse_line
+from runner.logs.hop_window import last_totals as hop_window_last_totals
+from runner.logs.hop_window import parse_line as hop_window_parse_line
+from runner.logs.n23 import N23Totals
+from runner.logs.n23 import last_totals as n23_last_totals
+from runner.logs.n23 import parse_line as n23_parse_line
 from runner.logs.run_logs import RunLogs
 from runner.network.shadow_config import SHADOW_DATA
 from runner.spec.model import Variant
 from runner.tables.collect import _write_csv
-from runner.tables.rows import HopFeedbackRow, PlacementRow, TransferRow, read_hop_feedback
-from runner.tables.schema import HOP_FEEDBACK_COLUMNS, hop_feedback_rows
+from runner.tables.rows import (
+    HopFeedbackRow,
+    HopWindowRow,
+    N23Row,
+    PlacementRow,
+    TransferRow,
+    read_hop_feedback,
+    read_hop_window,
+    read_n23,
+)
+from runner.tables.schema import (
+    HOP_FEEDBACK_COLUMNS,
+    HOP_WINDOW_COLUMNS,
+    N23_COLUMNS,
+    hop_feedback_rows,
+    hop_window_rows,
+    n23_rows,
+)
 from tests.conftest import FIXTURES
 
 
@@ -226,3 +254,112 @@ def test_mechanism_checks_need_feedback_exactly_where_it_is_on() -> None:
     assert failures[0].startswith("hop3-marut/seed-2: hop feedback on")
     assert failures[1].startswith("hop3-vegas/seed-1: hop feedback off, but 2")
     assert mechanism_failures(rows[:1], [marut], {("hop3-marut", 1)}) == []
+
+
+def _n23_row(variant: str, seed: int, host: str, sent: int, received: int) -> N23Row:
+    return N23Row(sent, received, 0, 1, 100, 10, variant, seed, host, "guard")
+
+
+def test_n23_runs_and_checks_need_credit_exactly_where_it_is_on() -> None:
+    n23 = _variant("tree-n23", cc_alg=0, n23=1)
+    fixed = _variant("tree-fixed", cc_alg=0)
+    assert is_n23(n23) and not is_n23(fixed)
+    assert (scenario_of(n23), mechanism_of(n23)) == ("tree", "fixed window + N23")
+    assert is_congestion_experiment([fixed, n23])
+    rows = [
+        _n23_row("tree-n23", 1, "relay4guard", 5, 4),
+        _n23_row("tree-n23", 1, "relay8middle", 7, 6),
+        _n23_row("tree-n23", 2, "relay4guard", 3, 0),  # credit sent, none taken
+        _n23_row("tree-fixed", 1, "relay4guard", 2, 2),  # N23 off, yet credit
+    ]
+    runs = n23_runs(rows)
+    assert [(r.variant, r.seed, r.tors, r.credit_sent, r.credit_received) for r in runs] == [
+        ("tree-fixed", 1, 1, 2, 2),
+        ("tree-n23", 1, 2, 12, 10),
+        ("tree-n23", 2, 1, 3, 0),
+    ]
+    assert runs[1].cells_sent == 200 and runs[1].stalls == 2
+    complete = {("tree-n23", 1), ("tree-n23", 2), ("tree-n23", 3), ("tree-fixed", 1)}
+    assert n23_failures(runs, [n23, fixed], complete) == [
+        "tree-n23/seed-2: N23 on, but 3 credit cells were sent and 0 taken",
+        "tree-n23/seed-3: N23 on, but 0 credit cells were sent and 0 taken",
+        "tree-fixed/seed-1: N23 off, but 2 credit cells were sent",
+    ]
+    assert n23_failures(runs[1:2], [n23], {("tree-n23", 1)}) == []
+
+
+def test_the_n23_middle_log_ends_with_the_runs_totals() -> None:
+    with (FIXTURES / "tor-n23-middle.stdout").open() as lines:
+        totals = n23_last_totals(lines)
+    assert totals == N23Totals(2339, 2328, 0, 114, 47225, 2613)
+    # The shared middle of the tree returns N2 = 20 credits per cell for the
+    # cells it forwards: its credit cells cover nearly every relay cell.
+    assert totals.credit_sent * 20 <= totals.cells_sent < (totals.credit_sent + 50) * 20
+    assert n23_parse_line("[notice] N23 totals: credit cells sent 4; received 2") is None
+
+
+def test_the_hop_window_exit_log_ends_with_the_runs_totals() -> None:
+    with (FIXTURES / "tor-hop-window-exit.stdout").open() as lines:
+        totals = hop_window_last_totals(lines)
+    assert totals is not None
+    assert (totals.feedback_received, totals.decisions, totals.remote_larger) == (6500, 3179, 2477)
+    assert (totals.increases, totals.decreases) == (86, 390)
+    assert totals.mean_window == pytest.approx(25018 / 3179)
+    assert hop_window_parse_line("[notice] Hop window totals: feedback cells sent 1") is None
+
+
+def test_collect_takes_each_hosts_last_n23_and_hop_window_totals(tmp_path: Path) -> None:
+    hosts = tmp_path / SHADOW_DATA / "hosts"
+    for host, fixture in (("relay8middle", "n23-middle"), ("relay2exit", "hop-window-exit")):
+        (hosts / host).mkdir(parents=True)
+        (hosts / host / "tor.1000.stdout").write_bytes(
+            (FIXTURES / f"tor-{fixture}.stdout").read_bytes()
+        )
+    manifest = {
+        "variant": "tree-maruthop",
+        "seed": 1,
+        "hosts": {"relay8middle": {"role": "middle"}, "relay2exit": {"role": "exit"}},
+    }
+    logs = RunLogs(tmp_path, manifest)
+    _write_csv(tmp_path / "n23.csv", N23_COLUMNS, list(n23_rows(logs)))
+    _write_csv(tmp_path / "hop_window.csv", HOP_WINDOW_COLUMNS, list(hop_window_rows(logs)))
+    (n23,) = read_n23(tmp_path / "n23.csv")
+    assert (n23.host, n23.role, n23.credit_sent) == ("relay8middle", "middle", 2339)
+    (window,) = read_hop_window(tmp_path / "hop_window.csv")
+    assert (window.host, window.remote_larger, window.seed) == ("relay2exit", 2477, 1)
+
+
+def test_hop_window_checks_need_reports_exactly_where_it_is_on() -> None:
+    backtap = _variant("tree-backtap", cc_alg=0, hop_window=1)
+    marut = _variant("tree-maruthopremote", cc_alg=0, hop_window=1, hop_window_marut=2)
+    fixed = _variant("tree-fixed", cc_alg=0)
+    assert mechanism_of(backtap) == "fixed window + hop window"
+    assert mechanism_of(marut) == "fixed window + hop window + Marut (remote hops)"
+    assert scenario_of(marut) == "tree"
+    assert "next hops' Marut estimates only" in estimate_of(marut)
+    assert window_of(_variant("hop3-marutremote", cc_alg=2, cc_hop_feedback=2)) == MARUT_REMOTE
+
+    def row(variant: str, seed: int, sent: int, received: int, decisions: int) -> HopWindowRow:
+        return HopWindowRow(
+            sent, received, 0, 0, 10, 1, decisions, 0, 0, 0, 32 * decisions,
+            variant, seed, "relay1exit", "exit",
+        )  # fmt: skip
+
+    rows = [
+        row("tree-backtap", 1, 4, 5, 2),
+        row("tree-backtap", 1, 1, 1, 1),
+        row("tree-backtap", 2, 4, 5, 0),  # reports, no decision
+        row("tree-fixed", 1, 3, 0, 0),  # off, yet reports sent
+    ]
+    runs = hop_window_runs(rows)
+    assert [(r.variant, r.seed, r.tors, r.feedback_received, r.decisions) for r in runs] == [
+        ("tree-backtap", 1, 2, 6, 3),
+        ("tree-backtap", 2, 1, 5, 0),
+        ("tree-fixed", 1, 1, 0, 0),
+    ]
+    assert runs[0].mean_window == 32
+    complete = {("tree-backtap", 1), ("tree-backtap", 2), ("tree-fixed", 1)}
+    assert hop_window_failures(runs, [backtap, fixed], complete) == [
+        "tree-backtap/seed-2: hop window on, but 5 reports were taken and 0 windows decided",
+        "tree-fixed/seed-1: hop window off, but 3 reports were sent",
+    ]

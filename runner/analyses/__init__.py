@@ -58,8 +58,8 @@ ANALYSES: tuple[Analysis, ...] = (
         "MCTor rounds and connections", (schema.SERVED, schema.PLACEMENTS), _mctor, _asks_mctor
     ),
     Analysis(
-        "congestion windows and hop feedback",
-        (schema.HOP_FEEDBACK,),
+        "congestion windows, hop feedback, N23 and hop windows",
+        (schema.HOP_FEEDBACK, schema.N23, schema.HOP_WINDOW),
         _congestion,
         lambda spec: is_congestion_experiment(spec.variants),
     ),

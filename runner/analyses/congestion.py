@@ -1,20 +1,43 @@
 """Congestion-control comparisons (experiments.md, section 4): which window
 and transport each variant runs, downloads completed and download rates
 per class with CIs across seeds, and each mechanism's own counters per
-variant: hop feedback's totals, PCTCP's connections per circuit."""
+variant: hop feedback's totals, N23's credit, PCTCP's connections per
+circuit."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, fields
+from typing import Any, TypeVar
 
 from runner.logs.hop_feedback import HopFeedbackTotals, summed
+from runner.logs.hop_window import HopWindowTotals
+from runner.logs.n23 import N23Totals
 from runner.report.stats import Estimate, level_ci
 from runner.spec.model import Variant
-from runner.tables.rows import HopFeedbackRow, PlacementRow, TransferRow
+from runner.tables.rows import HopFeedbackRow, HopWindowRow, N23Row, PlacementRow, TransferRow
+
+R = TypeVar("R")
 
 FIXED, VEGAS, MARUT = "fixed window", "Vegas", "Vegas + hop feedback"
+MARUT_REMOTE = "Vegas + hop feedback (remote hops)"
+HOP_WINDOW = "hop window"
+HOP_WINDOW_MARUT = "hop window + Marut"
+HOP_WINDOW_MARUT_REMOTE = "hop window + Marut (remote hops)"
+# Which congestion estimate each mechanism decides with, for the report.
+ESTIMATES = {
+    FIXED: "none: a fixed end-to-end window",
+    VEGAS: "the sending end's own Vegas estimate (end-to-end RTT)",
+    MARUT: "max(the sending end's Vegas estimate, every relay's queue of the circuit, "
+    "its own included)",
+    MARUT_REMOTE: "max(the sending end's Vegas estimate, the queues of the relays before it)",
+    HOP_WINDOW: "every hop: its own hop RTT, Vegas-like (cwnd - cwnd x base/rtt)",
+    HOP_WINDOW_MARUT: "the source: max(its own hop's and the next hops' Marut estimates, "
+    "cwnd x rtt/base - cwnd); other hops as the hop window",
+    HOP_WINDOW_MARUT_REMOTE: "the source: the next hops' Marut estimates only; other hops "
+    "as the hop window",
+}
 PCTCP_OPTION = "MCTorPerCircuit 1"  # tor-patches/0003's per-circuit connections
 
 
@@ -23,9 +46,27 @@ def window_of(variant: Variant) -> str:
     fixed window, cc_alg=2 Vegas, with cc_hop_feedback=1 Marut's feedback."""
     if variant.consensus.get("cc_alg") == 0:
         return FIXED
-    if variant.consensus.get("cc_hop_feedback") == 1:
-        return MARUT
-    return VEGAS
+    feedback = variant.consensus.get("cc_hop_feedback")
+    return {1: MARUT, 2: MARUT_REMOTE}.get(feedback, VEGAS) if feedback else VEGAS
+
+
+def hop_window_of(variant: Variant) -> str | None:
+    """The hop window a variant's consensus switches on (tor-patches/0007):
+    hop_window=1, with hop_window_marut 1 (own and next hops' estimates) or
+    2 (next hops' only) at the source; None where it is off."""
+    if variant.consensus.get("hop_window") != 1:
+        return None
+    marut = variant.consensus.get("hop_window_marut", 0)
+    return {1: HOP_WINDOW_MARUT, 2: HOP_WINDOW_MARUT_REMOTE}.get(marut, HOP_WINDOW)
+
+
+def estimate_of(variant: Variant) -> str:
+    """The congestion estimate the variant's windows decide with (N23's
+    credit is fixed: it decides nothing)."""
+    estimate = ESTIMATES[hop_window_of(variant) or window_of(variant)]
+    return estimate + (
+        "; per hop, a fixed credit of N2 + N3 cells (N23)" if is_n23(variant) else ""
+    )
 
 
 def is_pctcp(variant: Variant) -> bool:
@@ -33,20 +74,40 @@ def is_pctcp(variant: Variant) -> bool:
     return any(PCTCP_OPTION in lines for lines in variant.torrc.values())
 
 
+def is_n23(variant: Variant) -> bool:
+    """N23: per-hop credit for every circuit (tor-patches/0006)."""
+    return variant.consensus.get("n23") == 1
+
+
 def mechanism_of(variant: Variant) -> str:
-    """The window, and the transport where it is PCTCP's."""
-    return window_of(variant) + (" + PCTCP" if is_pctcp(variant) else "")
+    """The window, and what runs beside it: PCTCP's transport, N23's credit."""
+    extras = [name for name, on in (("PCTCP", is_pctcp(variant)), ("N23", is_n23(variant))) if on]
+    return " + ".join([window_of(variant), *extras, *filter(None, [hop_window_of(variant)])])
 
 
 def scenario_of(variant: Variant) -> str:
     """The network scenario a variant runs: its name without the trailing
     word that names its mechanism (``tree-marut`` -> ``tree``)."""
     head, _, tail = variant.name.rpartition("-")
-    return head if head and tail in ("fixed", "vegas", "marut", "pctcp") else variant.name
+    return head if head and tail in MECHANISM_NAMES else variant.name
+
+
+MECHANISM_NAMES = (
+    "fixed",
+    "vegas",
+    "marut",
+    "marutremote",
+    "pctcp",
+    "n23",
+    "backtap",
+    "maruthop",
+    "maruthopremote",
+)
+MECHANISM_PARAMS = ("cc_hop_feedback", "n23", "hop_window")
 
 
 def is_congestion_experiment(variants: Sequence[Variant]) -> bool:
-    return any("cc_hop_feedback" in v.consensus for v in variants)
+    return any(p in v.consensus for v in variants for p in MECHANISM_PARAMS)
 
 
 @dataclass(frozen=True)
@@ -123,12 +184,13 @@ def mechanism_failures(
             delivered = sum(r.delivered for r in mine)
             used = sum(r.with_feedback for r in mine)
             originated = sum(r.originated for r in mine)
-            if window_of(variant) == MARUT and (delivered == 0 or used == 0):
+            feedback_on = window_of(variant) in (MARUT, MARUT_REMOTE)
+            if feedback_on and (delivered == 0 or used == 0):
                 failures.append(
                     f"{variant.name}/seed-{seed}: hop feedback on, but {delivered} cells "
                     f"reached a sending end and {used} window decisions used one"
                 )
-            if window_of(variant) != MARUT and originated:
+            if not feedback_on and originated:
                 failures.append(
                     f"{variant.name}/seed-{seed}: hop feedback off, but {originated} "
                     "feedback cells were sent"
@@ -191,5 +253,100 @@ def pctcp_failures(
                 failures.append(
                     f"{variant.name}/seed-{seed}: PCTCP off, but no connection ever "
                     "carried two circuits"
+                )
+    return failures
+
+
+@dataclass(frozen=True)
+class N23Run(N23Totals):
+    """One run's N23 totals, summed over its tors."""
+
+    variant: str
+    seed: int
+    tors: int  # tors that logged totals
+
+
+def n23_runs(rows: list[N23Row]) -> list[N23Run]:
+    return _runs(rows, N23Totals, N23Run)
+
+
+def n23_failures(
+    runs: list[N23Run], variants: Sequence[Variant], complete_runs: set[tuple[str, int]]
+) -> list[str]:
+    """N23 must be at work in every complete run of a variant that switches it
+    on (credit cells returned and taken, so hops waited on their next hop's
+    credit) and absent from every other run (no credit cell sent)."""
+    by_run = {(r.variant, r.seed): r for r in runs}
+    failures = []
+    for variant in variants:
+        for seed in sorted(s for v, s in complete_runs if v == variant.name):
+            run = by_run.get((variant.name, seed))
+            sent = run.credit_sent if run else 0
+            received = run.credit_received if run else 0
+            if is_n23(variant) and (sent == 0 or received == 0):
+                failures.append(
+                    f"{variant.name}/seed-{seed}: N23 on, but {sent} credit cells were "
+                    f"sent and {received} taken"
+                )
+            if not is_n23(variant) and sent:
+                failures.append(
+                    f"{variant.name}/seed-{seed}: N23 off, but {sent} credit cells were sent"
+                )
+    return failures
+
+
+@dataclass(frozen=True)
+class HopWindowRun(HopWindowTotals):
+    """One run's hop window totals, summed over its tors."""
+
+    variant: str
+    seed: int
+    tors: int  # tors that logged totals
+
+
+def hop_window_runs(rows: list[HopWindowRow]) -> list[HopWindowRun]:
+    return _runs(rows, HopWindowTotals, HopWindowRun)
+
+
+def _runs(rows: Sequence[Any], totals: type, run: Callable[..., R]) -> list[R]:
+    """Per run, the ``totals`` fields of its tors' rows summed."""
+    by_run: dict[tuple[str, int], list[Any]] = defaultdict(list)
+    for row in rows:
+        by_run[(row.variant, row.seed)].append(row)
+    counts = [f.name for f in fields(totals)]
+    return [
+        run(
+            **{name: sum(getattr(r, name) for r in mine) for name in counts},
+            variant=variant,
+            seed=seed,
+            tors=len(mine),
+        )
+        for (variant, seed), mine in sorted(by_run.items())
+    ]
+
+
+def hop_window_failures(
+    runs: list[HopWindowRun], variants: Sequence[Variant], complete_runs: set[tuple[str, int]]
+) -> list[str]:
+    """Hop windows must be at work in every complete run of a variant that
+    switches them on (reports of forwarded cells reached previous hops and
+    windows were decided from them) and absent from every other run (no
+    report sent)."""
+    by_run = {(r.variant, r.seed): r for r in runs}
+    failures = []
+    for variant in variants:
+        for seed in sorted(s for v, s in complete_runs if v == variant.name):
+            run = by_run.get((variant.name, seed))
+            received = run.feedback_received if run else 0
+            decisions = run.decisions if run else 0
+            if hop_window_of(variant) and (received == 0 or decisions == 0):
+                failures.append(
+                    f"{variant.name}/seed-{seed}: hop window on, but {received} reports "
+                    f"were taken and {decisions} windows decided"
+                )
+            if not hop_window_of(variant) and run and run.feedback_sent:
+                failures.append(
+                    f"{variant.name}/seed-{seed}: hop window off, but {run.feedback_sent} "
+                    "reports were sent"
                 )
     return failures

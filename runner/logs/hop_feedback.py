@@ -8,10 +8,12 @@ its own estimate. The last line of a log holds the run's totals."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from itertools import zip_longest
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 _LINE = re.compile(
     r"\[notice\] Hop feedback totals: originated (\d+); delivered (\d+); dropped (\d+); "
@@ -81,10 +83,16 @@ def parse_line(line: str) -> HopFeedbackTotals | None:
     )
 
 
-def last_totals(lines: Iterable[str]) -> HopFeedbackTotals | None:
-    """The last totals line of a log (the totals only grow), or None."""
+def last_line(lines: Iterable[str], marker: str, parse: Callable[[str], T | None]) -> T | None:
+    """The last line holding ``marker`` that ``parse`` reads, parsed (tor's
+    totals lines only grow, so the last is the run's), or None."""
     last = None
     for line in lines:
-        if "Hop feedback totals" in line:
-            last = parse_line(line) or last
+        if marker in line:
+            last = parse(line) or last
     return last
+
+
+def last_totals(lines: Iterable[str]) -> HopFeedbackTotals | None:
+    """The last totals line of a log, or None."""
+    return last_line(lines, "Hop feedback totals", parse_line)

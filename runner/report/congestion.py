@@ -1,6 +1,8 @@
 """The report's congestion-control sections (runner.analyses.congestion): downloads
 and download rates per class and mechanism, ECDFs of time to first and last
-byte, hop feedback's totals and PCTCP's connections per circuit."""
+byte, the estimate each variant decides with, hop feedback's totals, N23's
+credit, hop windows' reports and decisions, and PCTCP's connections per
+circuit."""
 
 from __future__ import annotations
 
@@ -10,11 +12,18 @@ from pathlib import Path
 from runner.analyses.congestion import (
     class_results,
     connection_sharing,
+    estimate_of,
+    hop_window_failures,
+    hop_window_of,
+    hop_window_runs,
     is_congestion_experiment,
+    is_n23,
     is_pctcp,
     mechanism_failures,
     mechanism_of,
     mechanism_totals,
+    n23_failures,
+    n23_runs,
     pctcp_failures,
     scenario_of,
 )
@@ -22,7 +31,13 @@ from runner.layout import Layout
 from runner.report.markdown import table
 from runner.report.plots import cdf_plot
 from runner.spec.model import Spec
-from runner.tables.rows import TransferRow, read_hop_feedback, read_placements
+from runner.tables.rows import (
+    TransferRow,
+    read_hop_feedback,
+    read_hop_window,
+    read_n23,
+    read_placements,
+)
 
 Sections = tuple[list[str], list[str], list[Path]]
 
@@ -39,13 +54,12 @@ def congestion_sections(
     out: Path,
 ) -> Sections:
     """Sections, failures and plots; nothing unless a variant sets
-    cc_hop_feedback in its consensus."""
+    cc_hop_feedback, n23 or hop_window in its consensus."""
     if not is_congestion_experiment(spec.variants):
         return [], [], []
     variants = [v.name for v in spec.variants]
     by_name = {v.name: v for v in spec.variants}
-    hop_rows = read_hop_feedback(layout.hop_feedback_csv)
-    failures = mechanism_failures(hop_rows, spec.variants, complete_runs)
+    failures: list[str] = []
 
     lines = [
         "",
@@ -54,11 +68,19 @@ def congestion_sections(
         "Each variant runs one window on one scenario's clients: the fixed window "
         "(`cc_alg=0`), Vegas (`cc_alg=2`), or Vegas with hop feedback "
         "(`cc_hop_feedback=1`, tor-patches/0005); PCTCP adds a connection per circuit "
-        "(`MCTorPerCircuit 1`, tor-patches/0003). Per class: downloads completed in a run "
+        "(`MCTorPerCircuit 1`, tor-patches/0003), N23 per-hop credit (`n23=1`, "
+        "tor-patches/0006), a BackTap-style hop window (`hop_window=1`, with Marut's "
+        "estimate at the source where `hop_window_marut` is 1 or 2; tor-patches/0007). "
+        "Per class: downloads completed in a run "
         "and the mean over a run's completed downloads of size over time to last byte, as "
         "the mean over seeds with a 95% t CI cut at zero; failed downloads over all runs.",
         "",
     ]
+    lines += table(
+        ["variant", "mechanism", "decides with"],
+        [[v.name, mechanism_of(v), estimate_of(v)] for v in spec.variants],
+    )
+    lines.append("")
     results = class_results(transfers, variants, list(spec.seeds))
     lines += table(
         [
@@ -100,6 +122,99 @@ def congestion_sections(
                 cdf_plot(rows, metric, f"{scenario}, {cls}: {metric.upper()}", names, path)
                 plots.append(path)
 
+    for section in (_hop_feedback_section, _n23_section, _hop_window_section, _pctcp_section):
+        more_lines, more_failures = section(spec, layout, complete_runs)
+        lines += more_lines
+        failures += more_failures
+    return lines, failures, plots
+
+
+def _hop_window_section(
+    spec: Spec, layout: Layout, complete_runs: set[tuple[str, int]]
+) -> tuple[list[str], list[str]]:
+    """Hop windows' reports and decisions per run, where any variant
+    switches them on."""
+    if not any(hop_window_of(v) for v in spec.variants):
+        return [], []
+    runs = hop_window_runs(read_hop_window(layout.hop_window_csv))
+    failures = hop_window_failures(runs, spec.variants, complete_runs)
+    by_name = {v.name: v for v in spec.variants}
+    order = [v.name for v in spec.variants]
+    lines = [
+        "",
+        "### Hop windows",
+        "",
+        "Totals per run over its tors, from each tor's last `Hop window totals` log line. "
+        "A hop reports to the previous hop, in a forwarded-feedback cell, the circuit's "
+        "relay cells it has forwarded or delivered; the previous hop's window for it opens "
+        "by that many, and the time from sending a cell to hearing it was forwarded is the "
+        "hop RTT it decides with, once per window of reports. *Stalls*: a window full "
+        "after a send. *Before feedback*: relay cells sent to a hop that had reported "
+        "nothing yet (not limited). *Remote larger*: at the source under Marut, decisions "
+        "where the next hops' estimate exceeded the source's own.",
+        "",
+    ]
+    lines += table(
+        [
+            "variant",
+            "mechanism",
+            "seed",
+            "tors",
+            "reports sent",
+            "taken",
+            "dropped",
+            "stalls",
+            "relay cells sent",
+            "before feedback",
+            "decisions",
+            "+1 / -1",
+            "remote larger",
+            "mean window (cells)",
+        ],
+        [
+            [
+                r.variant,
+                mechanism_of(by_name[r.variant]) if r.variant in by_name else "",
+                str(r.seed),
+                str(r.tors),
+                str(r.feedback_sent),
+                str(r.feedback_received),
+                str(r.feedback_dropped),
+                str(r.stalls),
+                str(r.cells_sent),
+                str(r.cells_before_feedback),
+                str(r.decisions),
+                f"{r.increases} / {r.decreases}",
+                str(r.remote_larger),
+                f"{r.mean_window:.1f}",
+            ]
+            for r in sorted(
+                runs, key=lambda r: order.index(r.variant) if r.variant in order else -1
+            )
+        ],
+    )
+    if failures:
+        lines += ["", "**Hop window checks FAILED:**", ""] + [f"- {f}" for f in failures]
+    else:
+        lines += [
+            "",
+            "Hop window checks: reports taken and windows decided in every run that "
+            "switches them on, no report in any other run.",
+        ]
+    return lines, failures
+
+
+def _hop_feedback_section(
+    spec: Spec, layout: Layout, complete_runs: set[tuple[str, int]]
+) -> tuple[list[str], list[str]]:
+    """Hop feedback's totals per variant, where any variant switches it on."""
+    if not any("cc_hop_feedback" in v.consensus for v in spec.variants):
+        return [], []
+    variants = [v.name for v in spec.variants]
+    by_name = {v.name: v for v in spec.variants}
+    hop_rows = read_hop_feedback(layout.hop_feedback_csv)
+    failures = mechanism_failures(hop_rows, spec.variants, complete_runs)
+    lines: list[str] = []
     totals = mechanism_totals(hop_rows, variants)
     width = max(
         (max((i + 1 for i, n in enumerate(t.received) if n), default=0) for t in totals),
@@ -163,8 +278,71 @@ def congestion_sections(
             f"Hop feedback checks: at work in every run that switches it on, absent "
             f"elsewhere ({len(complete_runs)} runs).",
         ]
-    pctcp_lines, pctcp_fails = _pctcp_section(spec, layout, complete_runs)
-    return lines + pctcp_lines, failures + pctcp_fails, plots
+    return lines, failures
+
+
+def _n23_section(
+    spec: Spec, layout: Layout, complete_runs: set[tuple[str, int]]
+) -> tuple[list[str], list[str]]:
+    """N23's counters per run, where any variant switches it on."""
+    if not any(is_n23(v) for v in spec.variants):
+        return [], []
+    runs = n23_runs(read_n23(layout.n23_csv))
+    failures = n23_failures(runs, spec.variants, complete_runs)
+    by_name = {v.name: v for v in spec.variants}
+    order = [v.name for v in spec.variants]
+    lines = [
+        "",
+        "### N23 credit",
+        "",
+        "Totals per run over its tors, from each tor's last `N23 totals` log line. A hop "
+        "returns N2 credits to the previous hop in a credit cell each time it has forwarded "
+        "or delivered N2 of a circuit's relay cells; a hop with no credit left for its next "
+        "hop holds the circuit's cells (a *stall*), and where the circuit starts its streams "
+        "stop reading. *Before credit*: relay cells sent to a hop that had not yet returned "
+        "any credit (so was not yet known to run N23) and were not limited.",
+        "",
+    ]
+    lines += table(
+        [
+            "variant",
+            "mechanism",
+            "seed",
+            "tors",
+            "credit cells sent",
+            "taken",
+            "dropped",
+            "stalls",
+            "relay cells sent",
+            "before credit",
+        ],
+        [
+            [
+                r.variant,
+                mechanism_of(by_name[r.variant]) if r.variant in by_name else "",
+                str(r.seed),
+                str(r.tors),
+                str(r.credit_sent),
+                str(r.credit_received),
+                str(r.credit_dropped),
+                str(r.stalls),
+                str(r.cells_sent),
+                str(r.cells_before_credit),
+            ]
+            for r in sorted(
+                runs, key=lambda r: order.index(r.variant) if r.variant in order else -1
+            )
+        ],
+    )
+    if failures:
+        lines += ["", "**N23 checks FAILED:**", ""] + [f"- {f}" for f in failures]
+    else:
+        lines += [
+            "",
+            "N23 checks: credit returned and taken in every run that switches it on, no "
+            "credit cell in any other run.",
+        ]
+    return lines, failures
 
 
 def _pctcp_section(

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from runner.logs.hop_feedback import HopFeedbackTotals
+from runner.logs.hop_window import HopWindowTotals
+from runner.logs.n23 import N23Totals
 
 
 @dataclass(frozen=True)
@@ -190,6 +192,62 @@ def read_hop_feedback(path: Path) -> list[HopFeedbackRow]:
                 received=_counts(r["received"]),
                 forwarded=_counts(r["forwarded"]),
                 larger_at=_counts(r["larger_at"]),
+            )
+            for r in csv.DictReader(handle)
+        ]
+
+
+@dataclass(frozen=True)
+class N23Row(N23Totals):
+    """One tor's N23 totals at the end of a run (tor-patches/0006)."""
+
+    variant: str
+    seed: int
+    host: str
+    role: str
+
+
+def read_n23(path: Path) -> list[N23Row]:
+    """The collected N23 totals; none if the table is missing."""
+    if not path.is_file():
+        return []
+    counts = [f.name for f in fields(N23Totals)]
+    with path.open(newline="") as handle:
+        return [
+            N23Row(
+                **{name: int(r[name]) for name in counts},
+                variant=r["variant"],
+                seed=int(r["seed"]),
+                host=r["host"],
+                role=r["role"],
+            )
+            for r in csv.DictReader(handle)
+        ]
+
+
+@dataclass(frozen=True)
+class HopWindowRow(HopWindowTotals):
+    """One tor's hop window totals at the end of a run (tor-patches/0007)."""
+
+    variant: str
+    seed: int
+    host: str
+    role: str
+
+
+def read_hop_window(path: Path) -> list[HopWindowRow]:
+    """The collected hop window totals; none if the table is missing."""
+    if not path.is_file():
+        return []
+    counts = [f.name for f in fields(HopWindowTotals)]
+    with path.open(newline="") as handle:
+        return [
+            HopWindowRow(
+                **{name: int(r[name]) for name in counts},
+                variant=r["variant"],
+                seed=int(r["seed"]),
+                host=r["host"],
+                role=r["role"],
             )
             for r in csv.DictReader(handle)
         ]

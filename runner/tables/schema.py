@@ -3,8 +3,10 @@
 ``transfers.csv``: one row per transfer a client finished; ``served.csv``:
 one per transfer a server finished (uploads end there); ``circuits.csv``:
 one per circuit built or failed; ``placements.csv``: one per circuit that a
-tor with MCTorConnections placed on a connection; ``hop_feedback.csv``: the
-hop feedback totals of each tor that logged them; ``relays.csv`` and
+tor with MCTorConnections placed on a connection; ``hop_feedback.csv`` and
+``n23.csv`` and ``hop_window.csv``: the hop feedback, N23 and hop window
+totals of each tor that logged them;
+``relays.csv`` and
 ``clients.csv``: the consensus and the clients. Times are seconds since the
 network started. The analyses (runner.analyses) say which tables they add;
 runner.tables.collect writes them.
@@ -19,7 +21,9 @@ from typing import Any
 
 from runner.logs import bandwidth as parse_bandwidth
 from runner.logs import consensus as parse_consensus
+from runner.logs import hop_window as parse_hop_window
 from runner.logs import mctor as parse_mctor
+from runner.logs import n23 as parse_n23
 from runner.logs import oniontrace as parse_oniontrace
 from runner.logs import tgen as parse_tgen
 from runner.logs.hop_feedback import PER_POSITION, HopFeedbackTotals, last_totals
@@ -77,6 +81,10 @@ PLACEMENT_COLUMNS = [
 HOP_FEEDBACK_COLUMNS = ["variant", "seed", "host", "role"] + [
     f.name for f in fields(HopFeedbackTotals)
 ]
+N23_COLUMNS = ["variant", "seed", "host", "role"] + [f.name for f in fields(parse_n23.N23Totals)]
+HOP_WINDOW_COLUMNS = ["variant", "seed", "host", "role"] + [
+    f.name for f in fields(parse_hop_window.HopWindowTotals)
+]
 RELAY_COLUMNS = [
     "variant",
     "seed",
@@ -113,7 +121,11 @@ RELAY_LOAD_COLUMNS = [
 ]
 # Local backend only: Shadow simulates time, not CPU.
 PROCESS_CPU_COLUMNS = ["variant", "seed", "host", "role", "program", "cpu_s"]
-TOR_RECORD_MARKERS = parse_mctor.RECORD_MARKERS + ("Hop feedback totals",)
+TOR_RECORD_MARKERS = parse_mctor.RECORD_MARKERS + (
+    "Hop feedback totals",
+    parse_n23.MARKER,
+    parse_hop_window.MARKER,
+)
 CIRCUIT_COLUMNS = [
     "variant",
     "seed",
@@ -249,11 +261,12 @@ def placement_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
             }
 
 
-def hop_feedback_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
-    """The last hop feedback totals each tor host logged (none unless on)."""
+def _totals_rows(logs: RunLogs, last: Callable[[Iterator[str]], Any]) -> Iterator[dict[str, Any]]:
+    """The last totals each tor host logged, as ``last`` reads them (none
+    where the mechanism was off); per-position counts are ";"-joined."""
     manifest = logs.manifest
     for host, role, lines in _tor_logs(logs):
-        totals = last_totals(lines)
+        totals = last(lines)
         if totals is None:
             continue
         row: dict[str, Any] = {
@@ -265,6 +278,18 @@ def hop_feedback_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
         for name, value in asdict(totals).items():
             row[name] = ";".join(map(str, value)) if name in PER_POSITION else value
         yield row
+
+
+def hop_feedback_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
+    return _totals_rows(logs, last_totals)
+
+
+def n23_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
+    return _totals_rows(logs, parse_n23.last_totals)
+
+
+def hop_window_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
+    return _totals_rows(logs, parse_hop_window.last_totals)
 
 
 def circuit_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
@@ -407,5 +432,7 @@ RELAYS = Table("relays", RELAY_COLUMNS, relay_rows)
 CLIENTS = Table("clients", CLIENT_COLUMNS, lambda logs: client_rows(logs.manifest))
 PLACEMENTS = Table("placements", PLACEMENT_COLUMNS, placement_rows)
 HOP_FEEDBACK = Table("hop_feedback", HOP_FEEDBACK_COLUMNS, hop_feedback_rows)
+N23 = Table("n23", N23_COLUMNS, n23_rows)
+HOP_WINDOW = Table("hop_window", HOP_WINDOW_COLUMNS, hop_window_rows)
 RELAY_LOAD = Table("relay_load", RELAY_LOAD_COLUMNS, relay_load_rows)
 PROCESS_CPU = Table("process_cpu", PROCESS_CPU_COLUMNS, process_cpu_rows)

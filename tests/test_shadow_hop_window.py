@@ -1,0 +1,61 @@
+"""Hop windows under Shadow with the patched tor (skipped, with the reason,
+when either is absent): the tree scenario of congestion-small, shortened,
+with the BackTap-style hop window and Marut on it (tor-patches/0007) and
+smaller bulk downloads, checked by what tor logged."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from runner.analyses.congestion import hop_window_runs
+from runner.tables.rows import read_hop_window
+from tests.conftest import ROOT, needs_patched_tor, needs_shadow, run_experiment
+
+pytestmark = [pytest.mark.shadow, needs_shadow, needs_patched_tor]
+
+
+def test_reports_cross_every_hop_and_windows_react_at_the_shared_middle(
+    tmp_path: Path,
+) -> None:
+    data = yaml.safe_load((ROOT / "configs" / "congestion-small.yaml").read_text())
+    data["seeds"] = [1]
+    data["duration"]["measure"] = "45 s"
+    names = ("tree-fixed", "tree-backtap", "tree-maruthop")
+    data["variants"] = {k: v for k, v in data["variants"].items() if k in names}
+    data["baseline"] = "tree-fixed"
+    data["comparisons"] = [["tree-backtap", "tree-fixed"], ["tree-maruthop", "tree-backtap"]]
+    data.pop("hypotheses", None)  # they name variants left out
+    # As in test_shadow_congestion: 1 MiB downloads back to back keep the
+    # shared middle busy, and every bulk client finishes some in 45 s.
+    data["workloads"]["bulk"]["params"]["sizes"] = ["1 MiB"]
+    exp, report = run_experiment(data, tmp_path)
+
+    rows = read_hop_window(exp / "hop_window.csv")
+    # Only the variants that switch it on log hop windows at all.
+    assert rows and {r.variant for r in rows} == {"tree-backtap", "tree-maruthop"}
+    for variant in ("tree-backtap", "tree-maruthop"):
+        mine = [r for r in rows if r.variant == variant]
+        # Reports of forwarded cells go back across every hop of the tree's
+        # circuits: clients report to guards, guards to relay8middle,
+        # relay8middle to exits (and the other way for requests).
+        for role in ("client", "guard", "exit"):
+            of_role = [r for r in mine if r.role == role]
+            assert sum(r.feedback_sent for r in of_role) > 0, (variant, role)
+            assert sum(r.feedback_received for r in of_role) > 0, (variant, role)
+        (middle,) = [r for r in mine if r.host == "relay8middle"]
+        assert middle.feedback_sent > 0 and middle.feedback_received > 0
+        # Reports still on their way when their circuit closes find no
+        # circuit and are dropped: a few per hundred.
+        received = sum(r.feedback_received for r in mine)
+        assert sum(r.feedback_dropped for r in mine) < 0.05 * received
+        # The exits send into the shared middle, the congested hop: their
+        # windows were decided from its reports, and shrank there.
+        exits = [r for r in mine if r.role == "exit"]
+        assert sum(r.decisions for r in exits) > 0
+        assert sum(r.decreases for r in exits) > 0, variant
+    # Under Marut the exits, the circuits' sources for downloads, took the
+    # next hops' estimate over their own at some decisions.
+    (marut,) = hop_window_runs([r for r in rows if r.variant == "tree-maruthop"])
+    assert marut.remote_larger > 0
+    assert "Hop window checks: reports taken and windows decided in every run" in report

@@ -1,0 +1,54 @@
+"""N23 per-hop credit under Shadow with the patched tor (skipped, with the
+reason, when either is absent): the tree scenario of congestion-small,
+shortened, with the fixed window against the fixed window plus N23
+(tor-patches/0006) and smaller bulk downloads, checked by what tor logged."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from runner.analyses.congestion import n23_runs
+from runner.tables.rows import read_n23
+from tests.conftest import ROOT, needs_patched_tor, needs_shadow, run_experiment
+
+pytestmark = [pytest.mark.shadow, needs_shadow, needs_patched_tor]
+
+
+def test_credit_crosses_every_hop_and_holds_circuits(tmp_path: Path) -> None:
+    data = yaml.safe_load((ROOT / "configs" / "congestion-small.yaml").read_text())
+    data["seeds"] = [1]
+    data["duration"]["measure"] = "45 s"
+    data["variants"] = {
+        k: v for k, v in data["variants"].items() if k in ("tree-fixed", "tree-n23")
+    }
+    data["baseline"] = "tree-fixed"
+    data["comparisons"] = [["tree-n23", "tree-fixed"]]
+    data.pop("hypotheses", None)  # they name variants left out
+    # As in test_shadow_congestion: 1 MiB downloads back to back keep the
+    # shared middle busy, and every bulk client finishes some in 45 s.
+    data["workloads"]["bulk"]["params"]["sizes"] = ["1 MiB"]
+    exp, report = run_experiment(data, tmp_path)
+
+    rows = read_n23(exp / "n23.csv")
+    # Only the variant that switches it on logs N23 at all.
+    assert rows and {r.variant for r in rows} == {"tree-n23"}
+    by_host = {r.host: r for r in rows}
+    # Credit goes back across every hop of the tree's circuits, both ways:
+    # clients return it to guards for the data they receive, guards to
+    # relay8middle, relay8middle to exits; and the other way for requests.
+    for role in ("client", "guard", "exit"):
+        mine = [r for r in rows if r.role == role]
+        assert mine and sum(r.credit_sent for r in mine) > 0, role
+        assert sum(r.credit_received for r in mine) > 0, role
+    middle = by_host["relay8middle"]
+    assert middle.credit_sent > 0 and middle.credit_received > 0
+    # Credit still on its way when its circuit closes finds no circuit and
+    # is dropped: a few per hundred.
+    received = sum(r.credit_received for r in rows)
+    assert sum(r.credit_dropped for r in rows) < 0.05 * received
+    # Credit limited what was sent: after the first credit every hop knew
+    # its next hop ran N23, and most relay cells went out under credit.
+    (run,) = n23_runs(rows)
+    assert run.cells_before_credit < run.cells_sent / 2
+    assert "N23 checks: credit returned and taken in every run" in report
