@@ -6,8 +6,10 @@ tor is installed; the real simulations are in test_shadow.py.
 
 import os
 import stat
+from dataclasses import replace
 from pathlib import Path
 
+import pytest
 import yaml
 
 from runner.execute.manifest import read_manifest
@@ -30,7 +32,9 @@ mkdir -p shadow.data/hosts
 
 
 @needs_tor
-def test_failed_runs_are_reported_and_retried(ci_small_text: str, tmp_path: Path) -> None:
+def test_failed_runs_are_reported_and_retried(
+    ci_small_text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     shadow = tmp_path / "shadow"
     shadow.write_text(FAKE_SHADOW)
     shadow.chmod(shadow.stat().st_mode | stat.S_IEXEC)
@@ -60,3 +64,9 @@ def test_failed_runs_are_reported_and_retried(ci_small_text: str, tmp_path: Path
     assert again[("conflux-off", 1)] == "skipped"
     assert again[("conflux-on", 1)] == "failed"  # retried, and fails again
     assert os.stat(layout.run_dir("conflux-off", 1) / "manifest.json").st_mtime_ns == mtime
+    assert "made from another version" not in capsys.readouterr().out
+
+    # Complete runs made from another version of the spec are kept, and said.
+    changed = replace(spec, sha256="another")
+    run_experiment(changed, layout, [], 2, tools, SHADOW)
+    assert "note: 2 of them were made from another version of the spec" in capsys.readouterr().out

@@ -83,6 +83,24 @@ def resolve_tools(spec: Spec | None = None, backend: Backend = SHADOW) -> Tools:
     return Tools(paths=paths, versions=versions)
 
 
+def _patched_version(spec: Spec) -> str | None:
+    """The patched tor a run of ``spec`` would use, as manifests record it."""
+    if not any(v.tor == "patched" for v in spec.variants):
+        return None
+    source = load_source()
+    return f"{source.debian_version} + series {source.key}"
+
+
+def _made_otherwise(run_dir: Path, spec: Spec, patched: str | None) -> bool:
+    """Whether a complete run came from another version of the spec or
+    another patched tor than a run made now would."""
+    manifest = read_manifest(run_dir)
+    if manifest.get("spec", {}).get("sha256") != spec.sha256:
+        return True
+    made = manifest.get("versions", {}).get(PATCHED_TOR)
+    return patched is not None and made is not None and made != patched
+
+
 class RunReporter(Protocol):
     """Where a run says what it is doing (a Progress here, an event on a worker)."""
 
@@ -267,6 +285,14 @@ def run_experiment(
             todo.append(RunTask(spec, variant, seed, layout, tuple(command), backend))
     if outcomes:
         print(f"{len(outcomes)} of {len(pairs)} runs already complete; skipping them")
+        patched = tools.versions.get(PATCHED_TOR) if tools else _patched_version(spec)
+        others = [o for o in outcomes if _made_otherwise(o.run_dir, spec, patched)]
+        if others:
+            print(
+                f"note: {len(others)} of them were made from another version of the spec "
+                "or with another tor build (their manifests say which); they are kept: "
+                "delete a run's directory to make it again"
+            )
     print(f"backend: {backend.name}")
     with Progress(len(todo)) as progress:
         if executor is not None:
