@@ -155,9 +155,12 @@ def test_a_local_run_completes_and_a_rerun_finishes_what_is_missing(
     logs = list((run / "shadow.data" / "hosts").glob("perfclient*/tgen.*.stdout"))
     assert len(logs) == 4
     assert all("[stream-success]" in log.read_text() for log in logs)
-    # Real processes: each relay's tor used CPU while the clients downloaded.
+    # Real processes: every relay's tor has its CPU time over the measured
+    # period, and together they used some while the clients downloaded (one
+    # that carried no circuit for 15 s may show less than a clock tick).
     relays = [h for h, info in manifest["hosts"].items() if info["role"] in ("exit", "guard")]
-    assert relays and all(manifest["cpu_s"][h]["tor"] > 0 for h in relays)
+    assert relays and all(manifest["cpu_s"][h]["tor"] >= 0 for h in relays)
+    assert sum(manifest["cpu_s"][h]["tor"] for h in relays) > 0
     _assert_all_gone(results)
     if namespace_refused():
         assert manifest["local_network"] == "loopback"
