@@ -7,28 +7,14 @@ import csv
 from pathlib import Path
 
 import pytest
-import yaml
 
-from tests.conftest import ROOT, needs_patched_tor, needs_shadow, run_experiment
+from tests.conftest import congestion_tree, needs_patched_tor, needs_shadow, run_experiment
 
 pytestmark = [pytest.mark.shadow, needs_shadow, needs_patched_tor]
 
 
 def test_hop_feedback_reaches_the_exit_and_feeds_its_window(tmp_path: Path) -> None:
-    data = yaml.safe_load((ROOT / "configs" / "congestion-small.yaml").read_text())
-    data["seeds"] = [1]
-    data["duration"]["measure"] = "45 s"
-    data["variants"] = {
-        k: v for k, v in data["variants"].items() if k in ("tree-vegas", "tree-marut")
-    }
-    data["baseline"] = "tree-vegas"
-    data["comparisons"] = [["tree-marut", "tree-vegas"]]
-    data.pop("hypotheses", None)  # they name variants left out
-    # A 5 MiB download through the shared middle can take over 45 s, and
-    # which bulk client is slow depends on the run's fresh relay keys; 1 MiB
-    # downloads back to back still keep relay8middle's queues full, and every
-    # client then finishes some, as the config's completion check demands.
-    data["workloads"]["bulk"]["params"]["sizes"] = ["1 MiB"]
+    data = congestion_tree([["tree-marut", "tree-vegas"]])
     exp, report = run_experiment(data, tmp_path)
 
     with (exp / "hop_feedback.csv").open() as handle:

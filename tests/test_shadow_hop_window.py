@@ -6,11 +6,10 @@ smaller bulk downloads, checked by what tor logged."""
 from pathlib import Path
 
 import pytest
-import yaml
 
 from runner.analyses.congestion import hop_window_runs
 from runner.tables.rows import read_hop_window
-from tests.conftest import ROOT, needs_patched_tor, needs_shadow, run_experiment
+from tests.conftest import congestion_tree, needs_patched_tor, needs_shadow, run_experiment
 
 pytestmark = [pytest.mark.shadow, needs_shadow, needs_patched_tor]
 
@@ -18,17 +17,7 @@ pytestmark = [pytest.mark.shadow, needs_shadow, needs_patched_tor]
 def test_reports_cross_every_hop_and_windows_react_at_the_shared_middle(
     tmp_path: Path,
 ) -> None:
-    data = yaml.safe_load((ROOT / "configs" / "congestion-small.yaml").read_text())
-    data["seeds"] = [1]
-    data["duration"]["measure"] = "45 s"
-    names = ("tree-fixed", "tree-backtap", "tree-maruthop")
-    data["variants"] = {k: v for k, v in data["variants"].items() if k in names}
-    data["baseline"] = "tree-fixed"
-    data["comparisons"] = [["tree-backtap", "tree-fixed"], ["tree-maruthop", "tree-backtap"]]
-    data.pop("hypotheses", None)  # they name variants left out
-    # As in test_shadow_congestion: 1 MiB downloads back to back keep the
-    # shared middle busy, and every bulk client finishes some in 45 s.
-    data["workloads"]["bulk"]["params"]["sizes"] = ["1 MiB"]
+    data = congestion_tree([["tree-backtap", "tree-fixed"], ["tree-maruthop", "tree-backtap"]])
     exp, report = run_experiment(data, tmp_path)
 
     rows = read_hop_window(exp / "hop_window.csv")

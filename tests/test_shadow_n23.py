@@ -6,28 +6,16 @@ shortened, with the fixed window against the fixed window plus N23
 from pathlib import Path
 
 import pytest
-import yaml
 
 from runner.analyses.congestion import n23_runs
 from runner.tables.rows import read_n23
-from tests.conftest import ROOT, needs_patched_tor, needs_shadow, run_experiment
+from tests.conftest import congestion_tree, needs_patched_tor, needs_shadow, run_experiment
 
 pytestmark = [pytest.mark.shadow, needs_shadow, needs_patched_tor]
 
 
 def test_credit_crosses_every_hop_and_holds_circuits(tmp_path: Path) -> None:
-    data = yaml.safe_load((ROOT / "configs" / "congestion-small.yaml").read_text())
-    data["seeds"] = [1]
-    data["duration"]["measure"] = "45 s"
-    data["variants"] = {
-        k: v for k, v in data["variants"].items() if k in ("tree-fixed", "tree-n23")
-    }
-    data["baseline"] = "tree-fixed"
-    data["comparisons"] = [["tree-n23", "tree-fixed"]]
-    data.pop("hypotheses", None)  # they name variants left out
-    # As in test_shadow_congestion: 1 MiB downloads back to back keep the
-    # shared middle busy, and every bulk client finishes some in 45 s.
-    data["workloads"]["bulk"]["params"]["sizes"] = ["1 MiB"]
+    data = congestion_tree([["tree-n23", "tree-fixed"]])
     exp, report = run_experiment(data, tmp_path)
 
     rows = read_n23(exp / "n23.csv")

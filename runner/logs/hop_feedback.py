@@ -8,12 +8,12 @@ its own estimate. The last line of a log holds the run's totals."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from itertools import zip_longest
-from typing import Any, TypeVar
+from typing import Any
 
-T = TypeVar("T")
+from runner.logs.totals import last_line
 
 _LINE = re.compile(
     r"\[notice\] Hop feedback totals: originated (\d+); delivered (\d+); dropped (\d+); "
@@ -81,16 +81,6 @@ def parse_line(line: str) -> HopFeedbackTotals | None:
         forwarded=_counts(match.group(8)),
         larger_at=_counts(match.group(9)),
     )
-
-
-def last_line(lines: Iterable[str], marker: str, parse: Callable[[str], T | None]) -> T | None:
-    """The last line holding ``marker`` that ``parse`` reads, parsed (tor's
-    totals lines only grow, so the last is the run's), or None."""
-    last = None
-    for line in lines:
-        if marker in line:
-            last = parse(line) or last
-    return last
 
 
 def last_totals(lines: Iterable[str]) -> HopFeedbackTotals | None:

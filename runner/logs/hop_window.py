@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from runner.logs.hop_feedback import last_line
+from runner.logs.totals import last_line
 
 MARKER = "Hop window totals"
 _LINE = re.compile(

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from runner.logs.hop_feedback import last_line
+from runner.logs.totals import last_line
 
 MARKER = "N23 totals"
 _LINE = re.compile(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from runner.analyses.congestion import (
     class_results,
@@ -40,6 +41,14 @@ from runner.tables.rows import (
 )
 
 Sections = tuple[list[str], list[str], list[Path]]
+
+
+class _OfVariant(Protocol):
+    @property
+    def variant(self) -> str: ...
+
+
+R = TypeVar("R", bound=_OfVariant)
 
 
 def _positions(counts: tuple[int, ...], width: int) -> str:
@@ -129,6 +138,19 @@ def congestion_sections(
     return lines, failures, plots
 
 
+def _verdict(name: str, failures: list[str], passed: str) -> list[str]:
+    """A section's checks: each failure, or what passing them means."""
+    if failures:
+        return ["", f"**{name} checks FAILED:**", ""] + [f"- {f}" for f in failures]
+    return ["", passed]
+
+
+def _in_spec_order(runs: list[R], spec: Spec) -> list[R]:
+    """Runs in the order the spec lists their variants."""
+    order = [v.name for v in spec.variants]
+    return sorted(runs, key=lambda r: order.index(r.variant) if r.variant in order else -1)
+
+
 def _hop_window_section(
     spec: Spec, layout: Layout, complete_runs: set[tuple[str, int]]
 ) -> tuple[list[str], list[str]]:
@@ -139,7 +161,6 @@ def _hop_window_section(
     runs = hop_window_runs(read_hop_window(layout.hop_window_csv))
     failures = hop_window_failures(runs, spec.variants, complete_runs)
     by_name = {v.name: v for v in spec.variants}
-    order = [v.name for v in spec.variants]
     lines = [
         "",
         "### Hop windows",
@@ -188,19 +209,17 @@ def _hop_window_section(
                 str(r.remote_larger),
                 f"{r.mean_window:.1f}",
             ]
-            for r in sorted(
-                runs, key=lambda r: order.index(r.variant) if r.variant in order else -1
-            )
+            for r in _in_spec_order(runs, spec)
         ],
     )
-    if failures:
-        lines += ["", "**Hop window checks FAILED:**", ""] + [f"- {f}" for f in failures]
-    else:
-        lines += [
-            "",
+    lines += _verdict(
+        "Hop window",
+        failures,
+        (
             "Hop window checks: reports taken and windows decided in every run that "
-            "switches them on, no report in any other run.",
-        ]
+            "switches them on, no report in any other run."
+        ),
+    )
     return lines, failures
 
 
@@ -214,14 +233,13 @@ def _hop_feedback_section(
     by_name = {v.name: v for v in spec.variants}
     hop_rows = read_hop_feedback(layout.hop_feedback_csv)
     failures = mechanism_failures(hop_rows, spec.variants, complete_runs)
-    lines: list[str] = []
     totals = mechanism_totals(hop_rows, variants)
     width = max(
         (max((i + 1 for i, n in enumerate(t.received) if n), default=0) for t in totals),
         default=0,
     )
     width = max(width, 3)
-    lines += [
+    lines = [
         "",
         "### Hop feedback",
         "",
@@ -270,14 +288,14 @@ def _hop_feedback_section(
             for t in totals
         ],
     )
-    if failures:
-        lines += ["", "**Hop feedback checks FAILED:**", ""] + [f"- {f}" for f in failures]
-    else:
-        lines += [
-            "",
+    lines += _verdict(
+        "Hop feedback",
+        failures,
+        (
             f"Hop feedback checks: at work in every run that switches it on, absent "
-            f"elsewhere ({len(complete_runs)} runs).",
-        ]
+            f"elsewhere ({len(complete_runs)} runs)."
+        ),
+    )
     return lines, failures
 
 
@@ -290,7 +308,6 @@ def _n23_section(
     runs = n23_runs(read_n23(layout.n23_csv))
     failures = n23_failures(runs, spec.variants, complete_runs)
     by_name = {v.name: v for v in spec.variants}
-    order = [v.name for v in spec.variants]
     lines = [
         "",
         "### N23 credit",
@@ -329,19 +346,17 @@ def _n23_section(
                 str(r.cells_sent),
                 str(r.cells_before_credit),
             ]
-            for r in sorted(
-                runs, key=lambda r: order.index(r.variant) if r.variant in order else -1
-            )
+            for r in _in_spec_order(runs, spec)
         ],
     )
-    if failures:
-        lines += ["", "**N23 checks FAILED:**", ""] + [f"- {f}" for f in failures]
-    else:
-        lines += [
-            "",
+    lines += _verdict(
+        "N23",
+        failures,
+        (
             "N23 checks: credit returned and taken in every run that switches it on, no "
-            "credit cell in any other run.",
-        ]
+            "credit cell in any other run."
+        ),
+    )
     return lines, failures
 
 
@@ -356,7 +371,6 @@ def _pctcp_section(
     sharing = connection_sharing(placements)
     failures = pctcp_failures(sharing, spec.variants, complete_runs)
     by_name = {v.name: v for v in spec.variants}
-    order = [v.name for v in spec.variants]
     lines = [
         "",
         "### Connections per circuit (PCTCP)",
@@ -379,17 +393,15 @@ def _pctcp_section(
                 str(s.shared),
                 str(s.most),
             ]
-            for s in sorted(
-                sharing, key=lambda s: order.index(s.variant) if s.variant in order else -1
-            )
+            for s in _in_spec_order(sharing, spec)
         ],
     )
-    if failures:
-        lines += ["", "**PCTCP checks FAILED:**", ""] + [f"- {f}" for f in failures]
-    else:
-        lines += [
-            "",
+    lines += _verdict(
+        "PCTCP",
+        failures,
+        (
             "PCTCP checks: a connection per circuit in every run that switches it on, "
-            "shared connections in every other run that logs placements.",
-        ]
+            "shared connections in every other run that logs placements."
+        ),
+    )
     return lines, failures

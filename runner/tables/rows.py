@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import TypeVar
 
 from runner.logs.hop_feedback import HopFeedbackTotals
 from runner.logs.hop_window import HopWindowTotals
 from runner.logs.n23 import N23Totals
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -209,20 +213,7 @@ class N23Row(N23Totals):
 
 def read_n23(path: Path) -> list[N23Row]:
     """The collected N23 totals; none if the table is missing."""
-    if not path.is_file():
-        return []
-    counts = [f.name for f in fields(N23Totals)]
-    with path.open(newline="") as handle:
-        return [
-            N23Row(
-                **{name: int(r[name]) for name in counts},
-                variant=r["variant"],
-                seed=int(r["seed"]),
-                host=r["host"],
-                role=r["role"],
-            )
-            for r in csv.DictReader(handle)
-        ]
+    return _read_totals(path, N23Totals, N23Row)
 
 
 @dataclass(frozen=True)
@@ -237,12 +228,18 @@ class HopWindowRow(HopWindowTotals):
 
 def read_hop_window(path: Path) -> list[HopWindowRow]:
     """The collected hop window totals; none if the table is missing."""
+    return _read_totals(path, HopWindowTotals, HopWindowRow)
+
+
+def _read_totals(path: Path, totals: type, row: Callable[..., T]) -> list[T]:
+    """Rows of one tor's totals each: ``totals``' counts, then the run and
+    host they belong to; none if the table is missing."""
     if not path.is_file():
         return []
-    counts = [f.name for f in fields(HopWindowTotals)]
+    counts = [f.name for f in fields(totals)]
     with path.open(newline="") as handle:
         return [
-            HopWindowRow(
+            row(
                 **{name: int(r[name]) for name in counts},
                 variant=r["variant"],
                 seed=int(r["seed"]),
