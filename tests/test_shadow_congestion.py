@@ -8,14 +8,20 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import congestion_tree, needs_patched_tor, needs_shadow, run_experiment
+from tests.conftest import (
+    TREE_TOLERATED,
+    congestion_tree,
+    needs_patched_tor,
+    needs_shadow,
+    run_experiment,
+)
 
 pytestmark = [pytest.mark.shadow, needs_shadow, needs_patched_tor]
 
 
 def test_hop_feedback_reaches_the_exit_and_feeds_its_window(tmp_path: Path) -> None:
     data = congestion_tree([["tree-marut", "tree-vegas"]])
-    exp, report = run_experiment(data, tmp_path)
+    exp, report = run_experiment(data, tmp_path, TREE_TOLERATED)
 
     with (exp / "hop_feedback.csv").open() as handle:
         rows = list(csv.DictReader(handle))

@@ -9,7 +9,13 @@ import pytest
 
 from runner.analyses.congestion import hop_window_runs
 from runner.tables.rows import read_hop_window
-from tests.conftest import congestion_tree, needs_patched_tor, needs_shadow, run_experiment
+from tests.conftest import (
+    TREE_TOLERATED,
+    congestion_tree,
+    needs_patched_tor,
+    needs_shadow,
+    run_experiment,
+)
 
 pytestmark = [pytest.mark.shadow, needs_shadow, needs_patched_tor]
 
@@ -18,7 +24,7 @@ def test_reports_cross_every_hop_and_windows_react_at_the_shared_middle(
     tmp_path: Path,
 ) -> None:
     data = congestion_tree([["tree-backtap", "tree-fixed"], ["tree-maruthop", "tree-backtap"]])
-    exp, report = run_experiment(data, tmp_path)
+    exp, report = run_experiment(data, tmp_path, TREE_TOLERATED)
 
     rows = read_hop_window(exp / "hop_window.csv")
     # Only the variants that switch it on log hop windows at all.

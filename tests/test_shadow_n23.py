@@ -9,14 +9,20 @@ import pytest
 
 from runner.analyses.congestion import n23_runs
 from runner.tables.rows import read_n23
-from tests.conftest import congestion_tree, needs_patched_tor, needs_shadow, run_experiment
+from tests.conftest import (
+    TREE_TOLERATED,
+    congestion_tree,
+    needs_patched_tor,
+    needs_shadow,
+    run_experiment,
+)
 
 pytestmark = [pytest.mark.shadow, needs_shadow, needs_patched_tor]
 
 
 def test_credit_crosses_every_hop_and_holds_circuits(tmp_path: Path) -> None:
     data = congestion_tree([["tree-n23", "tree-fixed"]])
-    exp, report = run_experiment(data, tmp_path)
+    exp, report = run_experiment(data, tmp_path, TREE_TOLERATED)
 
     rows = read_n23(exp / "n23.csv")
     # Only the variant that switches it on logs N23 at all.
