@@ -178,6 +178,13 @@ def test_the_load_check_names_idle_and_saturated_runs() -> None:
         "a/seed-1: busiest guard relay's mean utilisation 20% is outside the required "
         "50%-100% (idle)"
     ]
+    # Checked only under the variants named: a mechanism that throttles
+    # traffic lowers the load by its own effect.
+    throttled = run_loads([_load("b", 1, "guard", 0.1)])
+    assert load_failures(runs + throttled, {"guard": (0.5, 0.9)}, ("a",)) == [
+        "a/seed-1: guard relays' mean utilisation 15% is outside the required 50%-90% (idle)"
+    ]
+    assert len(load_failures(runs + throttled, {"guard": (0.5, 0.9)})) == 2
 
 
 def _cross_spec(cross: dict[str, object], **variant: object) -> Spec:

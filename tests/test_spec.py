@@ -71,6 +71,11 @@ def test_ci_small_is_valid() -> None:
             "expected one of: relays, exitguard, exit, guard, middle, busiest relays",
         ),
         (
+            lambda d: d.update(checks={"load_variants": ["conflux-on", "vanilla"]}),
+            "checks.load_variants[1]",
+            "expected one of the variants",
+        ),
+        (
             lambda d: d["variants"]["conflux-on"]["torrc"].update(
                 authority=["ConsensusParams cfx_enabled=1"]
             ),

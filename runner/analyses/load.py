@@ -59,11 +59,18 @@ def run_loads(loads: list[RelayLoad]) -> list[RunLoad]:
     ]
 
 
-def load_failures(runs: list[RunLoad], required: dict[str, tuple[float, float]]) -> list[str]:
+def load_failures(
+    runs: list[RunLoad],
+    required: dict[str, tuple[float, float]],
+    variants: tuple[str, ...] = (),
+) -> list[str]:
     """A line per run and role whose mean utilisation (or, for "busiest
-    <role>", its busiest relay's) is outside the spec's range."""
+    <role>", its busiest relay's) is outside the spec's range; only runs of
+    ``variants`` where it names some."""
     failures = []
     for run in runs:
+        if variants and run.variant not in variants:
+            continue
         for key, what, value in (
             (run.role, f"{run.role} relays' mean utilisation", run.mean),
             (BUSIEST + run.role, f"busiest {run.role} relay's mean utilisation", run.busiest),

@@ -23,13 +23,15 @@ def _pct(est: Estimate) -> str:
 def load_section(inp: ReportInput) -> Section:
     spec = inp.spec
     runs = run_loads(read_relay_load(inp.layout.table_csv("relay_load")))
-    section = Section(failures=load_failures(runs, spec.checks.load))
+    scope = spec.checks.load_variants
+    section = Section(failures=load_failures(runs, spec.checks.load, scope))
     if spec.checks.load:
         ranges = ", ".join(
             f"{role} {lo:.0%}-{hi:.0%}" for role, (lo, hi) in spec.checks.load.items()
         )
+        which = f"in every run of {', '.join(scope)}" if scope else "in every run"
         section.checks.append(
-            "Load: in every run, the mean utilisation of these relays (of the busiest "
+            f"Load: {which}, the mean utilisation of these relays (of the busiest "
             f"one, for 'busiest') is in range: {ranges}."
         )
     if not runs:

@@ -194,6 +194,10 @@ class Checks:
     # Relay role (or "relays": all) -> the range its relays' mean utilisation
     # over the measured period must be in, per run (the load check).
     load: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # The variants the load check holds for (empty: every variant). A
+    # mechanism that throttles traffic lowers the load by its own effect;
+    # the network's calibration is checked under the references.
+    load_variants: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -745,6 +749,19 @@ def _load_ranges(value: Any, where: Where) -> dict[str, tuple[float, float]]:
     return ranges
 
 
+def _load_variants(value: Any, where: Where, names: list[str]) -> tuple[str, ...]:
+    """checks.load_variants: the variants the load check holds for."""
+    if value is None:
+        return ()
+    chosen = _value(value, where, Param("list:str"))
+    if not chosen:
+        raise where.error("expected a non-empty list of variants (or leave the key out)")
+    for i, name in enumerate(chosen):
+        if name not in names:
+            raise where.child(i).error(f"expected one of the variants {names}, got {name!r}")
+    return tuple(chosen)
+
+
 TOP_REQUIRED = ("name", "seeds", "duration", "network", "workloads", "variants")
 TOP_OPTIONAL = ("description", "baseline", "checks", "comparisons", "hypotheses")
 
@@ -786,7 +803,10 @@ def parse_spec(data: Any, path: str, sha256: str = "") -> Spec:
         raise top.child("baseline").error(f"expected one of the variants {names}, got {baseline!r}")
     cw = top.child("checks")
     cbody = _mapping(
-        body.get("checks") or {}, cw, (), ("min_completion", "min_transfers_per_size", "load")
+        body.get("checks") or {},
+        cw,
+        (),
+        ("min_completion", "min_transfers_per_size", "load", "load_variants"),
     )
     checks = Checks(
         min_completion=_value(
@@ -800,6 +820,7 @@ def parse_spec(data: Any, path: str, sha256: str = "") -> Spec:
             Param("int", minimum=0),
         ),
         load=_load_ranges(cbody.get("load"), cw.child("load")),
+        load_variants=_load_variants(cbody.get("load_variants"), cw.child("load_variants"), names),
     )
     comparisons = _comparisons(body.get("comparisons"), top.child("comparisons"), names, baseline)
     classes = [g.name for g in network.clients if g.measured]
