@@ -7,6 +7,7 @@ of the tree's shared middle, relay8middle (Shadow 3.3.0, tor 0.4.9.11 with
 tor-patches), gzipped, beside the spec they ran (spec.yaml).
 """
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,7 @@ from runner.analyses.congestion import (
 from runner.analyses.load import load_failures, run_loads
 from runner.layout import Layout
 from runner.report.congestion import congestion_sections
-from runner.spec.model import Spec
+from runner.spec.model import Spec, Variant
 from runner.tables.rows import (
     HopFeedbackRow,
     TransferRow,
@@ -50,6 +51,14 @@ TABLES = FIXTURES / "congestion-small"
 @pytest.fixture(scope="module")
 def spec() -> Spec:
     return fixture_spec("congestion-small")
+
+
+def runs_of(
+    spec: Spec, switched_on: Callable[[Variant], object] = lambda _: True
+) -> set[tuple[str, int]]:
+    """(variant, seed) of every run of the variants ``switched_on`` picks
+    (all of them by default)."""
+    return {(v.name, seed) for v in spec.variants if switched_on(v) for seed in spec.seeds}
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +143,7 @@ def test_feedback_flows_from_the_clients_through_each_hop_to_the_exits(
 def test_the_report_section_has_the_table_plots_and_passing_checks(
     spec: Spec, layout: Layout, transfers: list[TransferRow], tmp_path: Path
 ) -> None:
-    runs = {(v.name, seed) for v in spec.variants for seed in spec.seeds}
+    runs = runs_of(spec)
     lines, failures, plots = congestion_sections(spec, layout, transfers, runs, tmp_path)
     assert failures == []
     text = "\n".join(lines)
@@ -171,7 +180,7 @@ def test_pctcp_gives_every_circuit_a_connection_at_the_shared_middle(
         else:
             # Stock tor: tens of circuits share a connection to one relay.
             assert s.shared > s.placements / 2 and s.most >= 10
-    runs = {(v.name, seed) for v in spec.variants for seed in spec.seeds}
+    runs = runs_of(spec)
     assert pctcp_failures(list(sharing.values()), spec.variants, runs) == []
     # Without its placements a PCTCP run fails the check.
     missing = [s for s in sharing.values() if s.variant != "tree-pctcp"]
@@ -207,9 +216,7 @@ def test_queues_build_at_the_middles_in_every_run(spec: Spec, layout: Layout) ->
 def test_n23_credit_crosses_the_hops_exactly_where_it_is_on(spec: Spec, layout: Layout) -> None:
     runs = n23_runs(read_n23(layout.n23_csv))
     by_name = {v.name: v for v in spec.variants}
-    assert {(r.variant, r.seed) for r in runs} == {
-        (v.name, seed) for v in spec.variants if is_n23(v) for seed in spec.seeds
-    }
+    assert {(r.variant, r.seed) for r in runs} == runs_of(spec, is_n23)
     for r in runs:
         assert r.credit_sent > 0 and r.credit_received > 0
         # Credit for circuits that closed on the way is dropped: a few per
@@ -218,7 +225,7 @@ def test_n23_credit_crosses_the_hops_exactly_where_it_is_on(spec: Spec, layout: 
         # Hops held circuits for lack of credit.
         assert r.stalls > 0
         assert is_n23(by_name[r.variant])
-    complete = {(v.name, seed) for v in spec.variants for seed in spec.seeds}
+    complete = runs_of(spec)
     assert n23_failures(runs, spec.variants, complete) == []
 
 
@@ -226,9 +233,7 @@ def test_hop_windows_react_exactly_where_they_are_on(spec: Spec, layout: Layout)
     rows = read_hop_window(layout.hop_window_csv)
     runs = hop_window_runs(rows)
     by_name = {v.name: v for v in spec.variants}
-    assert {(r.variant, r.seed) for r in runs} == {
-        (v.name, seed) for v in spec.variants if hop_window_of(v) for seed in spec.seeds
-    }
+    assert {(r.variant, r.seed) for r in runs} == runs_of(spec, hop_window_of)
     for r in runs:
         assert r.feedback_received > 0 and r.decisions > 0
         assert r.feedback_dropped < 0.05 * r.feedback_received
@@ -241,5 +246,5 @@ def test_hop_windows_react_exactly_where_they_are_on(spec: Spec, layout: Layout)
     for variant in ("tree-backtap", "tree-maruthop", "tree-maruthopremote"):
         exits = [r for r in rows if r.variant == variant and r.role == "exit"]
         assert sum(r.decreases for r in exits) > 0
-    complete = {(v.name, seed) for v in spec.variants for seed in spec.seeds}
+    complete = runs_of(spec)
     assert hop_window_failures(runs, spec.variants, complete) == []
