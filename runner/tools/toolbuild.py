@@ -1,0 +1,212 @@
+"""Build the pinned Shadow, tgen and oniontrace into a cache; install the Python tools.
+
+Each program lands in ``<root>/<name>-<version>/`` (root: ``TORNET_TOOLS_ROOT``
+or ``~/.cache/tornet-experiments/tools``), with ``src/`` (the checkout),
+``install/`` (the prefix), ``build.log`` and ``.complete`` (the commit built).
+A program whose ``.complete`` names its pinned commit is not built again; an
+interrupted build starts again from nothing. The checkout's tag must resolve
+to the pinned commit: a moved tag is refused.
+
+    python -m runner.tools.toolbuild build [NAME ...]   # default: all
+    python -m runner.tools.toolbuild python             # the Python tools, into this venv
+    python -m runner.tools.toolbuild path NAME          # the cached binary
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from runner.errors import PrerequisiteError
+from runner.tools.upstream import BUILDS, PYTHON_TOOLS, SHADOW_MIN_RUST, Build, PythonTool
+
+COMPLETE = ".complete"
+
+
+def tools_root() -> Path:
+    default = Path.home() / ".cache" / "tornet-experiments" / "tools"
+    return Path(os.environ.get("TORNET_TOOLS_ROOT", default))
+
+
+def tool_dir(build: Build, root: Path | None = None) -> Path:
+    return (root or tools_root()) / f"{build.name}-{build.version}"
+
+
+def cached_binary(build: Build, root: Path | None = None) -> Path | None:
+    """The built binary, or None unless a complete build of the pinned commit exists."""
+    where = tool_dir(build, root)
+    marker = where / COMPLETE
+    if not marker.is_file() or marker.read_text().strip() != build.commit:
+        return None
+    binary = where / "install" / build.binary
+    return binary if binary.is_file() else None
+
+
+def _build_env() -> dict[str, str]:
+    env = dict(os.environ)
+    # Cargo fetches Shadow's git dependencies with git itself, so a user's
+    # url.<base>.insteadOf applies to them as to the clone.
+    env["CARGO_NET_GIT_FETCH_WITH_CLI"] = "true"
+    cargo_bin = Path.home() / ".cargo" / "bin"  # where rustup puts its toolchain
+    if cargo_bin.is_dir():
+        env["PATH"] = f"{env.get('PATH', '')}:{cargo_bin}"
+    return env
+
+
+def _run(name: str, step: str, argv: list[str], cwd: Path, log: Path, env: dict[str, str]) -> None:
+    print(f"{name}: {step}", flush=True)
+    with log.open("a") as out:
+        out.write(f"\n$ {' '.join(argv)}\n")
+        out.flush()
+        try:
+            code = subprocess.run(
+                argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=env
+            ).returncode
+        except OSError as exc:
+            out.write(f"{exc}\n")
+            code = 127
+    if code != 0:
+        tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
+        raise PrerequisiteError(f"{name}: {step} failed (exit {code}); see {log}:\n{tail}")
+
+
+def _git_output(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
+    proc = subprocess.run(["git", *argv], cwd=cwd, capture_output=True, text=True, env=env)
+    return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def rust_version(env: dict[str, str]) -> tuple[int, int] | None:
+    try:
+        proc = subprocess.run(["rustc", "--version"], capture_output=True, text=True, env=env)
+    except OSError:
+        return None
+    match = re.search(r"rustc (\d+)\.(\d+)", proc.stdout)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def check_rust(env: dict[str, str]) -> None:
+    found = rust_version(env)
+    need = ".".join(map(str, SHADOW_MIN_RUST))
+    how = (
+        "install a current toolchain with rustup (https://rustup.rs: `rustup toolchain "
+        "install stable`), which puts it in ~/.cargo/bin, then run `make tools` again"
+    )
+    if found is None:
+        raise PrerequisiteError(f"shadow: needs Rust {need} or later and finds no rustc; {how}")
+    if found < SHADOW_MIN_RUST:
+        have = ".".join(map(str, found))
+        raise PrerequisiteError(
+            f"shadow: needs Rust {need} or later, and rustc is {have} (Debian 12's is too old); "
+            f"{how}"
+        )
+
+
+def checkout(build: Build, where: Path, log: Path, env: dict[str, str]) -> Path:
+    """Clone the upstream URL, check that the tag is the pinned commit, check it out."""
+    src = where / "src"
+    _run(build.name, f"clone {build.url}", ["git", "clone", "-q", build.url, str(src)], where, log, env)
+    tagged = _git_output(["rev-parse", "--verify", "-q", f"{build.tag}^{{commit}}"], src, env)
+    if tagged != build.commit:
+        found = f"is {tagged}" if tagged else "does not exist"
+        raise PrerequisiteError(
+            f"{build.name}: tag {build.tag} at {build.url} {found}, not the pinned "
+            f"{build.commit}; refusing to build a moved tag"
+        )
+    _run(
+        build.name,
+        f"check out {build.tag}",
+        ["git", "-c", "advice.detachedHead=false", "checkout", "-q", "--detach", build.commit],
+        src,
+        log,
+        env,
+    )
+    return src
+
+
+def build_one(build: Build, jobs: int, root: Path | None = None) -> Path:
+    """Build ``build`` unless cached; its binary."""
+    binary = cached_binary(build, root)
+    if binary is not None:
+        print(f"{build.name} {build.version}: up to date at {binary}")
+        return binary
+    where = tool_dir(build, root)
+    if where.exists():  # an interrupted or older build: start again
+        shutil.rmtree(where)
+    where.mkdir(parents=True)
+    log = where / "build.log"
+    env = _build_env()
+    if build.name == "shadow":
+        check_rust(env)
+    started = time.monotonic()
+    src = checkout(build, where, log, env)
+    prefix = where / "install"
+    values = {"prefix": str(prefix), "jobs": str(jobs), "src": str(src)}
+    for step, argv in build.steps:
+        _run(build.name, step, [arg.format(**values) for arg in argv], src, log, env)
+    binary = prefix / build.binary
+    if not binary.is_file():
+        raise PrerequisiteError(f"{build.name}: the build made no {build.binary}; see {log}")
+    (where / COMPLETE).write_text(build.commit + "\n")
+    print(f"{build.name} {build.version}: built in {time.monotonic() - started:.0f} s at {binary}")
+    return binary
+
+
+def install_python_tools(tools: tuple[PythonTool, ...] = PYTHON_TOOLS) -> None:
+    """pip-install the pinned Python tools into the running interpreter's environment."""
+    env = _build_env()
+    for tool in tools:
+        print(f"{tool.name}: install {tool.commit[:12]} ({tool.why})", flush=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "pip", "install", "-q", tool.requirement],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        if proc.returncode != 0:
+            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+            raise PrerequisiteError(f"{tool.name}: pip install {tool.requirement} failed:\n{tail}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="runner.tools.toolbuild",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build")
+    b.add_argument("names", nargs="*", help=f"of {', '.join(BUILDS)} (default: all)")
+    b.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    sub.add_parser("python")
+    p = sub.add_parser("path")
+    p.add_argument("name", choices=list(BUILDS))
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "build":
+            unknown = sorted(set(args.names) - set(BUILDS))
+            if unknown:
+                parser.error(f"unknown tool {', '.join(unknown)}; known: {', '.join(BUILDS)}")
+            for name in args.names or list(BUILDS):
+                build_one(BUILDS[name], args.jobs)
+            return 0
+        if args.command == "python":
+            install_python_tools()
+            return 0
+        binary = cached_binary(BUILDS[args.name])
+        if binary is None:
+            raise PrerequisiteError(f"{args.name} is not built under {tools_root()}: make tools")
+        print(binary)
+        return 0
+    except PrerequisiteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())
