@@ -77,3 +77,8 @@ def experiment_name(spec_name: str, local: bool) -> str:
 def partial_path(path: Path) -> Path:
     """Where a directory or file is built before it is renamed into place."""
     return path.with_name(path.name + ".partial")
+
+
+def stale_path(run_dir: Path) -> Path:
+    """Where a complete run of another identity waits while its replacement runs."""
+    return run_dir.with_name(run_dir.name + ".stale")

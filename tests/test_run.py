@@ -6,18 +6,18 @@ tor is installed; the real simulations are in test_shadow.py.
 
 import os
 import stat
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import yaml
 
-from runner.execute.manifest import read_manifest
+from runner.execute.manifest import read_manifest, write_manifest
 from runner.execute.run import run_experiment
-from runner.layout import Layout
+from runner.layout import Layout, stale_path
 from runner.network.backends import SHADOW
 from runner.network.generate import Tools
-from runner.spec.model import parse_spec
+from runner.report.assemble import stale_runs
+from runner.spec.model import Spec, parse_spec
 from runner.tools.prereqs import find
 from tests.conftest import needs_tor
 
@@ -64,9 +64,78 @@ def test_failed_runs_are_reported_and_retried(
     assert again[("conflux-off", 1)] == "skipped"
     assert again[("conflux-on", 1)] == "failed"  # retried, and fails again
     assert os.stat(layout.run_dir("conflux-off", 1) / "manifest.json").st_mtime_ns == mtime
-    assert "made from another version" not in capsys.readouterr().out
+    assert "differ from what the spec now gives" not in capsys.readouterr().out
 
-    # Complete runs made from another version of the spec are kept, and said.
-    changed = replace(spec, sha256="another")
-    run_experiment(changed, layout, [], 2, tools, SHADOW)
-    assert "note: 2 of them were made from another version of the spec" in capsys.readouterr().out
+
+def _all_complete(spec: Spec, layout: Layout, tools: Tools) -> None:
+    """Every run of ``spec`` generated and marked complete, as if it had run."""
+    run_experiment(spec, layout, [], 2, tools, SHADOW)
+    for variant in spec.variants:
+        for seed in spec.seeds:
+            manifest = read_manifest(layout.run_dir(variant.name, seed))
+            manifest["status"] = "complete"
+            write_manifest(layout.run_dir(variant.name, seed), manifest)
+
+
+@needs_tor
+def test_a_changed_spec_re_runs_exactly_the_runs_it_changes(
+    ci_small_text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shadow = tmp_path / "shadow"
+    shadow.write_text(FAKE_SHADOW.replace("*conflux-on*)", "*no-such-variant*)"))
+    shadow.chmod(shadow.stat().st_mode | stat.S_IEXEC)
+    paths = {n: str(find(n).path) for n in ("tor", "tor-gencert", "faketime")}
+    paths.update(shadow=str(shadow), tgen="/usr/bin/true", oniontrace="/usr/bin/true")
+    tools = Tools(paths, {"shadow": "3.3.0"})
+    spec = parse_spec(yaml.safe_load(ci_small_text), "ci-small.yaml")
+    layout = Layout(tmp_path / "results", spec.name)
+    _all_complete(spec, layout, tools)
+    capsys.readouterr()
+
+    # A comment, a description and the local backend's duration change no Shadow run.
+    edited = ci_small_text.replace("seeds: [1, 2]", "# a comment\nseeds: [1, 2]")
+    edited = edited.replace("Conflux on, two legs", "Conflux on with two legs")
+    edited = edited.replace("local_measure: 2 min", "local_measure: 1 min")
+    assert edited.count("# a comment") == 1
+    same = parse_spec(yaml.safe_load(edited), "ci-small.yaml")
+    statuses = {
+        (o.variant, o.seed): o.status for o in run_experiment(same, layout, [], 2, tools, SHADOW)
+    }
+    assert set(statuses.values()) == {"skipped"}
+
+    # A changed variant re-runs that variant's runs, and only those.
+    changed = parse_spec(
+        yaml.safe_load(
+            ci_small_text.replace("[ConfluxEnabled 1]", "[ConfluxEnabled 1, SafeLogging 0]")
+        ),
+        "ci-small.yaml",
+    )
+    kept = run_experiment(changed, layout, [], 2, tools, SHADOW, keep_stale=True)
+    assert {o.status for o in kept} == {"skipped"}
+    out = capsys.readouterr().out
+    assert "2 complete runs differ from what the spec now gives; kept" in out
+    assert "conflux-on/seed-1: variant changed" in out
+    manifests = [
+        read_manifest(layout.run_dir(v.name, s)) for v in changed.variants for s in changed.seeds
+    ]
+    listed = "\n".join(stale_runs(changed, manifests))
+    assert "**Stale runs:** 2 complete runs" in listed
+    assert "| conflux-on/seed-2 | variant |" in listed and "conflux-off" not in listed
+
+    old = read_manifest(layout.run_dir("conflux-on", 1))["identity"]["fingerprint"]
+    outcomes = run_experiment(changed, layout, [], 2, tools, SHADOW)
+    statuses = {(o.variant, o.seed): o.status for o in outcomes}
+    assert statuses == {
+        ("conflux-off", 1): "skipped",
+        ("conflux-off", 2): "skipped",
+        ("conflux-on", 1): "complete",
+        ("conflux-on", 2): "complete",
+    }
+    new = read_manifest(layout.run_dir("conflux-on", 1))["identity"]["fingerprint"]
+    assert new != old
+    assert not stale_path(layout.run_dir("conflux-on", 1)).exists()  # removed once replaced
+    assert stale_runs(changed, [read_manifest(layout.run_dir("conflux-on", 1))]) == []
+
+    # Other tool versions re-run everything.
+    newer = Tools(paths, {"shadow": "3.4.0"})
+    assert {o.status for o in run_experiment(changed, layout, [], 2, newer, SHADOW)} == {"complete"}

@@ -39,3 +39,19 @@ def run_status(run_dir: Path) -> str | None:
         return str(read_manifest(run_dir).get("status"))
     except (OSError, ValueError):
         return None
+
+
+def backends_with_runs(candidates: dict[str, Path]) -> list[str]:
+    """Of ``{backend: experiment dir}``, the backends whose directory holds a
+    run made with that backend (as its manifest says)."""
+    found = []
+    for backend, experiment_dir in candidates.items():
+        for path in sorted(experiment_dir.glob(f"*/seed-*/{MANIFEST}")):
+            try:
+                made_with = json.loads(path.read_text()).get("backend")
+            except (OSError, ValueError, AttributeError):
+                continue
+            if made_with == backend:
+                found.append(backend)
+                break
+    return found

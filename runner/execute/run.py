@@ -10,6 +10,7 @@ what is missing.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import time
 import traceback
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from runner.errors import RunError
+from runner.errors import PrerequisiteError, RunError
 from runner.execute.cpus import OFF, OWN_CPUS, CpuSlots, Placement, choose_placement
 from runner.execute.local import run as local_run
 from runner.execute.local.netns import run_in_namespace
@@ -33,10 +34,11 @@ from runner.execute.manifest import (
 )
 from runner.execute.progress import Progress
 from runner.execute.simulate import run_shadow
-from runner.layout import Layout
+from runner.layout import Layout, stale_path
 from runner.network.backends import LOCAL, NAMESPACE, SHADOW, Backend
 from runner.network.capacity import experiment_size, machine_memory_mib
 from runner.network.generate import PATCHED_TOR, Tools, generate_run
+from runner.network.identity import TOOLS_PART, changed_parts, digest, spec_parts
 from runner.spec.model import Spec
 from runner.tools.prereqs import GENERATION_PROGRAMS, SIMULATION_PROGRAMS, find, require
 from runner.tools.torbuild import load_source, patched_tor
@@ -83,24 +85,6 @@ def resolve_tools(spec: Spec | None = None, backend: Backend = SHADOW) -> Tools:
     return Tools(paths=paths, versions=versions)
 
 
-def _patched_version(spec: Spec) -> str | None:
-    """The patched tor a run of ``spec`` would use, as manifests record it."""
-    if not any(v.tor == "patched" for v in spec.variants):
-        return None
-    source = load_source()
-    return f"{source.debian_version} + series {source.key}"
-
-
-def _made_otherwise(run_dir: Path, spec: Spec, patched: str | None) -> bool:
-    """Whether a complete run came from another version of the spec or
-    another patched tor than a run made now would."""
-    manifest = read_manifest(run_dir)
-    if manifest.get("spec", {}).get("sha256") != spec.sha256:
-        return True
-    made = manifest.get("versions", {}).get(PATCHED_TOR)
-    return patched is not None and made is not None and made != patched
-
-
 class RunReporter(Protocol):
     """Where a run says what it is doing (a Progress here, an event on a worker)."""
 
@@ -127,6 +111,9 @@ class RunTask:
     layout: Layout
     command: tuple[str, ...]
     backend: Backend
+    # A complete run of another identity is in the run's place: it is moved
+    # aside and removed once this one completes.
+    replaces_stale: bool = False
 
     @property
     def label(self) -> str:
@@ -146,6 +133,11 @@ def run_one(
     spec, label, backend = task.spec, task.label, task.backend
     run_dir = task.layout.run_dir(task.variant, task.seed)
     variant = spec.variant(task.variant)
+    aside = stale_path(run_dir)
+    if task.replaces_stale and run_dir.is_dir():
+        if aside.exists():
+            shutil.rmtree(aside)
+        run_dir.rename(aside)
     try:
         reporter.phase(label, "generate")
         generate_run(
@@ -181,6 +173,8 @@ def run_one(
         }
         manifest["status"] = STATUS_COMPLETE
         write_manifest(run_dir, manifest)
+        if aside.exists():
+            shutil.rmtree(aside)
         return RunOutcome(task.variant, task.seed, STATUS_COMPLETE, run_dir)
     except (RunError, OSError, ValueError) as exc:
         message = str(exc)
@@ -257,6 +251,55 @@ def plan_placement(
     )
 
 
+@dataclass(frozen=True)
+class RunChoice:
+    """Whether a (variant, seed) runs, and why not."""
+
+    variant: str
+    seed: int
+    run_dir: Path
+    complete: bool  # a complete run of this backend is there
+    changed: tuple[str, ...]  # the parts of its identity that differ from the spec's now
+
+    @property
+    def current(self) -> bool:
+        return self.complete and not self.changed
+
+
+def choose_runs(
+    spec: Spec, layout: Layout, backend: Backend, versions: dict[str, str | None] | None
+) -> list[RunChoice]:
+    """Every (variant, seed) with what is in its place. Without ``versions``
+    (the tools are elsewhere, on a cluster) only the spec's parts are compared."""
+    choices = []
+    for seed in spec.seeds:
+        for variant in spec.variants:
+            run_dir = layout.run_dir(variant.name, seed)
+            complete = (
+                run_status(run_dir) == STATUS_COMPLETE and run_backend(run_dir) == backend.name
+            )
+            changed: list[str] = []
+            if complete:
+                expected = spec_parts(spec, variant, seed, backend.name, backend.local)
+                if versions is not None:
+                    expected[TOOLS_PART] = digest(versions)
+                changed = changed_parts(read_manifest(run_dir).get("identity"), expected)
+            choices.append(RunChoice(variant.name, seed, run_dir, complete, tuple(changed)))
+    return choices
+
+
+def _local_versions(
+    spec: Spec, backend: Backend, tools: Tools | None
+) -> tuple[Tools | None, dict[str, str | None] | None]:
+    """This machine's tools and their versions, or None where it lacks them."""
+    if tools is None:
+        try:
+            tools = resolve_tools(spec, backend)
+        except PrerequisiteError:
+            return None, None
+    return tools, tools.versions
+
+
 def run_experiment(
     spec: Spec,
     layout: Layout,
@@ -267,32 +310,40 @@ def run_experiment(
     threads: int | None = None,
     pinning: str = OWN_CPUS,
     executor: Executor | None = None,
+    keep_stale: bool = False,
 ) -> list[RunOutcome]:
     """Generate and simulate every run not yet complete; return every outcome.
 
-    Runs go to this machine's pool unless ``executor`` sends them elsewhere
-    (a Dask cluster, Slurm); either way a failed run is reported and the
-    others go on, and complete runs are skipped."""
+    A complete run whose identity differs from what the spec now gives is
+    run again (kept aside until its replacement completes), or with
+    ``keep_stale`` kept as it is, and the report marks it stale. Runs go to
+    this machine's pool unless ``executor`` sends them elsewhere (a Dask
+    cluster, Slurm); either way a failed run is reported and the others go
+    on."""
     backend = backend or default_backend()
-    pairs = [(v.name, s) for s in spec.seeds for v in spec.variants]
+    tools, versions = _local_versions(spec, backend, tools)
     outcomes: list[RunOutcome] = []
     todo = []
-    for variant, seed in pairs:
-        run_dir = layout.run_dir(variant, seed)
-        if run_status(run_dir) == STATUS_COMPLETE and run_backend(run_dir) == backend.name:
-            outcomes.append(RunOutcome(variant, seed, "skipped", run_dir))
+    choices = choose_runs(spec, layout, backend, versions)
+    stale = [c for c in choices if c.complete and c.changed]
+    for c in choices:
+        if c.current or (keep_stale and c.complete):
+            outcomes.append(RunOutcome(c.variant, c.seed, "skipped", c.run_dir))
         else:
-            todo.append(RunTask(spec, variant, seed, layout, tuple(command), backend))
-    if outcomes:
-        print(f"{len(outcomes)} of {len(pairs)} runs already complete; skipping them")
-        patched = tools.versions.get(PATCHED_TOR) if tools else _patched_version(spec)
-        others = [o for o in outcomes if _made_otherwise(o.run_dir, spec, patched)]
-        if others:
-            print(
-                f"note: {len(others)} of them were made from another version of the spec "
-                "or with another tor build (their manifests say which); they are kept: "
-                "delete a run's directory to make it again"
+            todo.append(
+                RunTask(spec, c.variant, c.seed, layout, tuple(command), backend, c.complete)
             )
+    if outcomes:
+        print(f"{len(outcomes)} of {len(choices)} runs already complete; skipping them")
+    if stale:
+        what = (
+            "kept as they are (--keep-stale): the report lists them"
+            if keep_stale
+            else ("running them again")
+        )
+        print(f"{len(stale)} complete runs differ from what the spec now gives; {what}:")
+        for c in stale:
+            print(f"  {c.variant}/seed-{c.seed}: {', '.join(c.changed)} changed")
     print(f"backend: {backend.name}")
     with Progress(len(todo)) as progress:
         if executor is not None:
@@ -304,3 +355,25 @@ def run_experiment(
             tools = tools or resolve_tools(spec, backend)
             outcomes += _run_here(todo, tools, placement, progress)
     return outcomes
+
+
+def generate_experiment(
+    spec: Spec, layout: Layout, command: list[str], backend: Backend, tools: Tools
+) -> tuple[list[Path], int]:
+    """Write every run directory that is not complete and current, without
+    running it; the directories written and the number left as they were."""
+    written = []
+    kept = 0
+    for c in choose_runs(spec, layout, backend, tools.versions):
+        if c.current:
+            kept += 1
+            continue
+        if c.complete:  # of another identity: kept aside, as a re-run would
+            aside = stale_path(c.run_dir)
+            if aside.exists():
+                shutil.rmtree(aside)
+            c.run_dir.rename(aside)
+        written.append(
+            generate_run(spec, spec.variant(c.variant), c.seed, layout, tools, command, 1, backend)
+        )
+    return written, kept

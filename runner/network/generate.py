@@ -28,6 +28,7 @@ from runner.errors import RunError
 from runner.execute.manifest import STATUS_GENERATED, write_manifest
 from runner.layout import Layout, partial_path
 from runner.network.backends import SHADOW, SHADOW_EPOCH, Backend, local_network
+from runner.network.identity import run_identity
 from runner.network.limits import relay_client_limit
 from runner.network.mixing import torrc_sections, variant_plan
 from runner.network.plan import Host, NetworkPlan
@@ -65,7 +66,7 @@ class Tools:
     versions: dict[str, str | None]
 
     def key_tools(self) -> KeyTools:
-        return KeyTools(self.paths["tor"], self.paths["tor-gencert"], self.paths.get("faketime"))
+        return KeyTools(self.paths["tor-gencert"], self.paths.get("faketime"))
 
     def for_variant(self, variant: Variant) -> dict[str, str]:
         """Program paths for a variant's hosts: its tor build replaces ``tor``."""
@@ -261,7 +262,7 @@ def generate_run(
     sections = torrc_sections(spec, variant, plan)
     relays = [(h.name, h.role == "authority") for h in plan.hosts if h.is_relay]
     keys = ensure_keys(
-        layout.key_store(backend.name, seed), relays, tools.key_tools(), backend.cert_time
+        layout.key_store(backend.name, seed), seed, relays, tools.key_tools(), backend.cert_time
     )
     ports = {h.name: backend.ports(i) for i, h in enumerate(plan.hosts)}
     programs = tools.for_variant(variant)
@@ -340,6 +341,9 @@ def generate_run(
             "clock_epoch": 0 if backend.local else SHADOW_EPOCH,
             "status": STATUS_GENERATED,
             "spec": {"path": spec.path, "sha256": spec.sha256},
+            "identity": run_identity(
+                spec, variant, seed, backend.name, backend.local, tools.versions
+            ),
             "variant_settings": {
                 "tor": variant.tor,
                 "torrc": {k: list(v) for k, v in variant.torrc.items()},

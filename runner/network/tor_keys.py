@@ -1,11 +1,14 @@
 """Tor identity keys and directory-authority certificates for a private network.
 
-Keys are made with tor itself (``tor --list-fingerprint``) and certificates
-with ``tor-gencert``. Under Shadow the clock starts at 2000-01-01, so the
-authority certificates are made under ``faketime`` a month before that; a
-network that runs in real time gets certificates made now.
+Keys are derived from the seed and the host's name
+(``runner.network.key_derivation``), so a seed's network is the same in any
+fresh results folder on any machine; authority certificates are made from
+those keys by ``tor-gencert --reuse``. Under Shadow the clock starts at
+2000-01-01, so the certificates are made under ``faketime``, frozen at a
+month before that, and are the same every time; a network that runs in real
+time gets certificates made now.
 
-Keys are cached per seed (one directory per host) and reused by every variant
+Keys are kept per seed (one directory per host) and reused by every variant
 of that seed: the same relays, with the same fingerprints, so the variants'
 networks differ only in what the variants change.
 """
@@ -21,16 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.errors import RunError
+from runner.network.key_derivation import DERIVATION, authority_key_files, relay_key_files
 
 # Shadow's simulated clock starts at 2000-01-01 00:00:00 UTC.
 SHADOW_CERT_TIME = "1999-12-01 00:00:00"
 CERT_LIFETIME_MONTHS = 24
-_PASSPHRASE = "tornet-private-network\n"
-_KEYGEN_TORRC = (
-    "DirAuthority keygen orport=5000 no-v2 127.0.0.1:5000 "
-    + " ".join(["0000"] * 10)
-    + "\nORPort 5000\nLog err stderr\n"
-)
+DERIVATION_FILE = "derivation"  # in a host's directory: how its keys were made
 
 
 @dataclass(frozen=True)
@@ -41,53 +40,43 @@ class HostKeys:
     directory: Path  # holds keys/ and fingerprint files, to copy into a data dir
 
 
-def _run(cmd: list[str], cwd: Path, stdin: str | None = None) -> str:
-    proc = subprocess.run(cmd, cwd=cwd, input=stdin, capture_output=True, text=True)
+def _run(cmd: list[str], cwd: Path) -> str:
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if proc.returncode != 0:
         output = (proc.stdout + proc.stderr).strip().splitlines()[-5:]
         raise RunError(f"command failed ({proc.returncode}): {' '.join(cmd)}\n" + "\n".join(output))
     return proc.stdout
 
 
-def _make_identity(tor: str, datadir: Path, nickname: str) -> str:
-    keygen = datadir / "keygen.torrc"
-    keygen.write_text(_KEYGEN_TORRC)
-    _run(
-        [
-            tor,
-            "--list-fingerprint",
-            "--DataDirectory",
-            str(datadir),
-            "--Nickname",
-            nickname,
-            "-f",
-            str(keygen),
-        ],
-        cwd=datadir,
-    )
-    keygen.unlink()
-    line = (datadir / "fingerprint").read_text().split()
-    if len(line) != 2 or line[0] != nickname:
-        raise RunError(f"{datadir}/fingerprint: unexpected content {line!r}")
-    return line[1]
+def _write_files(root: Path, files: dict[str, bytes]) -> None:
+    for relative, content in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+        path.chmod(0o600)
 
 
 def _make_authority_cert(
     tor_gencert: str, faketime: str | None, keys_dir: Path, cert_time: str | None
 ) -> str:
+    """Certify the authority's derived identity and signing keys; its v3 identity."""
     cmd = [
         tor_gencert,
-        "--create-identity-key",
+        "--reuse",
+        "-i",
+        "authority_identity_key",
+        "-s",
+        "authority_signing_key",
+        "-c",
+        "authority_certificate",
         "-m",
         str(CERT_LIFETIME_MONTHS),
-        "--passphrase-fd",
-        "0",
     ]
     if cert_time is not None:
         if faketime is None:
             raise RunError("faketime is needed to make certificates for a simulated clock")
-        cmd = [faketime, cert_time, *cmd]
-    _run(cmd, cwd=keys_dir, stdin=_PASSPHRASE)
+        cmd = [faketime, cert_time, *cmd]  # an absolute time: the clock stands still
+    _run(cmd, cwd=keys_dir)
     for line in (keys_dir / "authority_certificate").read_text().splitlines():
         if line.startswith("fingerprint "):
             return line.split()[1]
@@ -96,19 +85,19 @@ def _make_authority_cert(
 
 @dataclass(frozen=True)
 class KeyTools:
-    tor: str
     tor_gencert: str
     faketime: str | None
 
 
 def ensure_keys(
     store: Path,
+    seed: int,
     hosts: list[tuple[str, bool]],
     tools: KeyTools,
     cert_time: str | None,
     workers: int = 2,
 ) -> dict[str, HostKeys]:
-    """Keys for every ``(name, is_authority)``, made once and kept in ``store``.
+    """Keys for every ``(name, is_authority)`` of ``seed``, made once and kept in ``store``.
 
     A host's directory appears only when complete (made in a temporary
     directory, then renamed), so an interrupted run never leaves half a key.
@@ -119,11 +108,12 @@ def ensure_keys(
     # keys and the others wait and reuse them.
     with (store / ".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _ensure_locked(store, hosts, tools, cert_time, workers)
+        return _ensure_locked(store, seed, hosts, tools, cert_time, workers)
 
 
 def _ensure_locked(
     store: Path,
+    seed: int,
     hosts: list[tuple[str, bool]],
     tools: KeyTools,
     cert_time: str | None,
@@ -132,17 +122,20 @@ def _ensure_locked(
     def one(item: tuple[str, bool]) -> HostKeys:
         name, is_authority = item
         final = store / name
-        if not (final / "fingerprint").is_file():
+        derivation = final / DERIVATION_FILE
+        if not (derivation.is_file() and derivation.read_text().strip() == DERIVATION):
             with tempfile.TemporaryDirectory(dir=store, prefix=f".{name}.") as tmp:
                 work = Path(tmp) / name
                 (work / "keys").mkdir(parents=True)
-                _make_identity(tools.tor, work, name)
+                _write_files(work, relay_key_files(seed, name).files)
                 if is_authority:
+                    _write_files(work / "keys", authority_key_files(seed, name))
                     v3 = _make_authority_cert(
                         tools.tor_gencert, tools.faketime, work / "keys", cert_time
                     )
                     (work / "v3ident").write_text(v3 + "\n")
-                if final.exists():  # incomplete: no fingerprint file
+                (work / DERIVATION_FILE).write_text(DERIVATION + "\n")
+                if final.exists():  # incomplete, or keys made another way
                     shutil.rmtree(final)
                 work.rename(final)
         fingerprint = (final / "fingerprint").read_text().split()[1]

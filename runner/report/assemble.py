@@ -14,6 +14,7 @@ from runner.analyses.base import ReportInput
 from runner.execute.manifest import STATUS_COMPLETE, read_manifest
 from runner.execute.seed_rounds import read_rounds
 from runner.layout import Layout, partial_path
+from runner.network.identity import TOOLS_PART, changed_parts, spec_parts
 from runner.report.answers import answers, answers_section
 from runner.report.html import write_html
 from runner.report.markdown import table
@@ -137,6 +138,44 @@ def _what_ran(
             for m in manifests
         ],
     )
+    return lines + stale_runs(spec, manifests)
+
+
+def stale_runs(spec: Spec, manifests: list[dict[str, Any]]) -> list[str]:
+    """The complete runs whose identity differs from what the spec now gives
+    (kept with --keep-stale), and whether the runs were made with more than
+    one set of tool versions: a report never mixes runs silently."""
+    rows = []
+    tool_sets = set()
+    for m in manifests:
+        if m.get("status") != STATUS_COMPLETE:
+            continue
+        backend = str(m.get("backend"))
+        expected = spec_parts(
+            spec, spec.variant(m["variant"]), int(m["seed"]), backend, backend == "local"
+        )
+        identity = m.get("identity")
+        changed = changed_parts(identity, expected)
+        if changed:
+            rows.append([f"{m['variant']}/seed-{m['seed']}", ", ".join(changed)])
+        if isinstance(identity, dict):
+            tool_sets.add(str(identity.get("parts", {}).get(TOOLS_PART)))
+    lines = []
+    if rows:
+        lines += [
+            "",
+            f"**Stale runs:** {len(rows)} complete runs differ from what the spec now gives "
+            "(kept with --keep-stale; run again without it to replace them). Their results "
+            "are in every table below:",
+            "",
+            *table(["run", "what differs"], rows),
+        ]
+    if len(tool_sets) > 1:
+        lines += [
+            "",
+            f"**Tool versions:** the runs were made with {len(tool_sets)} different sets of "
+            "tool versions (each run's manifest.json says which).",
+        ]
     return lines
 
 

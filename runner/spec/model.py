@@ -7,6 +7,7 @@ problem is reported as ``file: key: what was expected``.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -868,4 +869,11 @@ def load_spec(path: Path) -> Spec:
         raise SpecError(
             shown, where, f"expected valid YAML ({getattr(exc, 'problem', exc)})"
         ) from None
-    return parse_spec(data, shown, hashlib.sha256(text).hexdigest())
+    return parse_spec(data, shown, content_sha256(data))
+
+
+def content_sha256(data: Any) -> str:
+    """A hash of what the spec says, not of its file's bytes: comments,
+    spacing and key order change nothing."""
+    text = json.dumps(data, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()

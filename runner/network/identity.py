@@ -1,0 +1,80 @@
+"""A run's identity: a fingerprint of everything that determines the run.
+
+The parts are the resolved variant (its tor build, torrc lines, consensus
+parameters and the rest of what it changes), the network, the workloads, the
+durations the backend uses, the seed, the backend and the tool versions (the
+patched tor's series hash among them). Not the spec file's bytes: a comment
+or a description changes no run. Each part is hashed on its own, so a re-run
+can say which part of a run changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, fields, is_dataclass
+from typing import Any
+
+from runner.spec.model import Spec, Variant
+
+TOOLS_PART = "tools"
+# Variant fields that name or describe a variant and change nothing in a run.
+_VARIANT_LABELS = ("name", "description")
+
+
+def _plain(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    raise TypeError(f"cannot fingerprint {type(value).__name__}")
+
+
+def digest(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, default=_plain, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _variant(variant: Variant) -> dict[str, Any]:
+    return {
+        f.name: getattr(variant, f.name) for f in fields(variant) if f.name not in _VARIANT_LABELS
+    }
+
+
+def spec_parts(
+    spec: Spec, variant: Variant, seed: int, backend: str, local: bool
+) -> dict[str, Any]:
+    """The parts of a run's identity that the spec decides."""
+    duration: dict[str, float] = {
+        "bootstrap": spec.duration.bootstrap,
+        "measure": spec.duration.local_measure if local else spec.duration.measure,
+    }
+    return {
+        "experiment": spec.name,  # mixed networks draw their hosts by it
+        "variant": digest(_variant(variant)),
+        "network": digest(spec.network),
+        "workloads": digest(spec.workloads),
+        "duration": digest(duration),
+        "seed": seed,
+        "backend": backend,
+    }
+
+
+def run_identity(
+    spec: Spec,
+    variant: Variant,
+    seed: int,
+    backend: str,
+    local: bool,
+    versions: dict[str, str | None],
+) -> dict[str, Any]:
+    """``{"fingerprint": ..., "parts": {...}}`` as a run's manifest records it."""
+    parts = spec_parts(spec, variant, seed, backend, local) | {TOOLS_PART: digest(versions)}
+    return {"fingerprint": digest(parts), "parts": parts}
+
+
+def changed_parts(recorded: Any, expected: dict[str, Any]) -> list[str]:
+    """The parts of ``expected`` that a run's recorded identity differs in
+    (every part if it recorded none)."""
+    parts = recorded.get("parts") if isinstance(recorded, dict) else None
+    if not isinstance(parts, dict):
+        return ["identity (not recorded)"]
+    return [name for name, value in expected.items() if parts.get(name) != value]
