@@ -1,20 +1,33 @@
 """Find the external programs the runner needs and read their versions.
 
 Each program is looked up in an environment variable first (for example
-``TORNET_SHADOW=/path/to/shadow``) and then on PATH. Shadow, tgen and
-oniontrace are never installed by this project: when missing, the message
-says where they come from.
+``TORNET_SHADOW=/path/to/shadow``), then, for Shadow, tgen and oniontrace,
+in the cache ``make tools`` builds into (runner.tools.toolbuild), then on
+PATH. When one is missing, the message names the one command that provides it.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from runner.errors import PrerequisiteError
+from runner.tools import upstream
+from runner.tools.toolbuild import cached_binary, tools_root
+
+MAKE_SETUP = "run `make setup` (installs the Debian package '{package}')"
+
+
+def _make_tools(name: str, label: str, how_long: str) -> str:
+    build = upstream.BUILDS[name]
+    rust = f"; needs Rust {'.'.join(map(str, build.min_rust))} or later" if build.min_rust else ""
+    return f"run `make tools` (builds the tested {label} {build.version}, {how_long}{rust})"
 
 
 @dataclass(frozen=True)
@@ -35,7 +48,7 @@ PROGRAMS = {
         ("--version",),
         r"Tor version (\d+\.\d+\.\d+\.\d+)",
         "0.4.8 or later",
-        "install the Debian package 'tor' (make setup does)",
+        MAKE_SETUP.format(package="tor"),
         (0, 4, 8),
     ),
     "tor-gencert": Program(
@@ -44,7 +57,7 @@ PROGRAMS = {
         (),
         r"",
         "any",
-        "install the Debian package 'tor' (make setup does)",
+        MAKE_SETUP.format(package="tor"),
     ),
     "faketime": Program(
         "faketime",
@@ -52,7 +65,7 @@ PROGRAMS = {
         ("--version",),
         r"Version (\d+\.\d+(?:\.\d+)?)",
         "any",
-        "install the Debian package 'faketime' (make setup does)",
+        MAKE_SETUP.format(package="faketime"),
     ),
     "shadow": Program(
         "shadow",
@@ -60,8 +73,7 @@ PROGRAMS = {
         ("--version",),
         r"Shadow v?(\d+\.\d+\.\d+)",
         "3.x",
-        "build it from https://github.com/shadow/shadow (v3.3.0 is tested) and put "
-        "its bin/ on PATH",
+        _make_tools("shadow", "Shadow", "about 15 minutes on 2 cores"),
         (3, 0, 0),
     ),
     "tgen": Program(
@@ -70,7 +82,7 @@ PROGRAMS = {
         (),
         r"TGen v(\d+\.\d+\.\d+)",
         "1.1.x",
-        "build it from https://github.com/shadow/tgen (v1.1.2 is tested) and put it on PATH",
+        _make_tools("tgen", "tgen", "about a minute"),
         (1, 1, 0),
     ),
     "oniontrace": Program(
@@ -79,7 +91,7 @@ PROGRAMS = {
         (),
         r"OnionTrace v(\d+\.\d+\.\d+)",
         "1.0.x",
-        "build it from https://github.com/shadow/oniontrace (v1.0.0 is tested) and put it on PATH",
+        _make_tools("oniontrace", "oniontrace", "about a minute"),
         (1, 0, 0),
     ),
 }
@@ -104,14 +116,28 @@ def _version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in text.split("."))
 
 
+def locate(name: str) -> tuple[str | None, str]:
+    """Where ``name`` is: its environment variable when set, else the ``make tools``
+    cache (Shadow, tgen, oniontrace), else PATH; and where that search looked."""
+    program = PROGRAMS[name]
+    override = os.environ.get(program.env)
+    if override:
+        return override, f"{program.env}={override}"
+    build = upstream.BUILDS.get(name)
+    cached = cached_binary(build) if build is not None else None
+    if cached is not None:
+        return str(cached), "the make tools cache"
+    looked = f"in {tools_root()} or on PATH" if build is not None else "on PATH"
+    return shutil.which(name), looked
+
+
 def find(name: str) -> Found:
     """Locate ``name`` and read its version; never raises."""
     program = PROGRAMS[name]
-    override = os.environ.get(program.env)
-    path = override if override else shutil.which(name)
+    path, looked = locate(name)
     if not path or not os.access(path, os.X_OK):
-        where = f"{program.env}={override}" if override else "PATH"
-        return Found(name, None, None, f"not found on {where}; {program.where}")
+        where = f"at {looked}" if looked.startswith(program.env) else looked
+        return Found(name, None, None, f"not found {where}; {program.where}")
     path = os.path.abspath(path)
     if not program.version_pattern:
         return Found(name, path, None, None)
@@ -141,14 +167,69 @@ def require(names: tuple[str, ...]) -> dict[str, Found]:
     return found
 
 
-def report() -> tuple[str, bool]:
-    """A table of every program for ``runner check``, and whether all are usable."""
-    lines = []
-    all_ok = True
-    for name in (*GENERATION_PROGRAMS, *SIMULATION_PROGRAMS):
-        f = find(name)
-        all_ok &= f.ok
-        status = "ok" if f.ok else "MISSING" if f.path is None else "UNUSABLE"
-        detail = f"{f.path} ({f.version or 'version n/a'})" if f.ok else f.problem
-        lines.append(f"{name:12} {status:9} {detail}")
-    return "\n".join(lines), all_ok
+def find_tornettools() -> Found:
+    """tornettools (optional: it reads run directories), in this interpreter's
+    bin directory (the venv ``make tools`` installs it into), else on PATH."""
+    beside = Path(sys.executable).parent / "tornettools"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        try:
+            version: str | None = importlib.metadata.version("tornettools")
+        except importlib.metadata.PackageNotFoundError:
+            version = None
+        return Found("tornettools", str(beside), version, None)
+    path = shutil.which("tornettools")
+    if path:
+        return Found("tornettools", os.path.abspath(path), None, None)
+    return Found(
+        "tornettools",
+        None,
+        None,
+        f"not in {beside.parent} or on PATH; run `make tools` (installs it with tgentools "
+        "and oniontracetools into the venv)",
+    )
+
+
+@dataclass(frozen=True)
+class Report:
+    """What ``runner check`` prints, and which backends can run here."""
+
+    text: str
+    local: bool  # tor, tor-gencert and faketime
+    shadow: bool  # those and Shadow, tgen and oniontrace
+
+
+def _line(f: Found, optional: bool = False) -> str:
+    status = (
+        "ok" if f.ok else "optional" if optional else "MISSING" if f.path is None else "UNUSABLE"
+    )
+    detail = f"{f.path} ({f.version or 'version n/a'})" if f.ok else f.problem
+    return f"{f.name:12} {status:9} {detail}"
+
+
+def _remedy(missing: list[Found]) -> str:
+    """The one thing to do about ``missing``: the command when all share one."""
+    wheres = {PROGRAMS[f.name].where.split(" (")[0] for f in missing}
+    if all(f.path is None for f in missing) and len(wheres) == 1:
+        return wheres.pop()
+    return f"see {', '.join(f.name for f in missing)} above"
+
+
+def report() -> Report:
+    """A table of every program for ``runner check``, and the backends that can run."""
+    found = {name: find(name) for name in (*GENERATION_PROGRAMS, *SIMULATION_PROGRAMS)}
+    lines = [_line(f) for f in found.values()]
+    lines.append(_line(find_tornettools(), optional=True))
+    no_local = [found[n] for n in GENERATION_PROGRAMS if not found[n].ok]
+    no_shadow = [found[n] for n in SIMULATION_PROGRAMS if not found[n].ok]
+    local = not no_local
+    shadow = local and not no_shadow
+    if shadow:
+        backends = "shadow (the default), local"
+    elif local:
+        backends = f"local (Shadow: {_remedy(no_shadow)})"
+    else:
+        backends = (
+            f"none (local and Shadow need tor, tor-gencert and faketime: {_remedy(no_local)})"
+        )
+    lines += ["", f"backends: {backends}"]
+    return Report("\n".join(lines), local, shadow)

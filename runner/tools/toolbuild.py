@@ -15,23 +15,32 @@ to the pinned commit: a moved tag is refused.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
+import importlib.metadata
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from runner.errors import PrerequisiteError
-from runner.tools.upstream import BUILDS, PYTHON_TOOLS, SHADOW_MIN_RUST, Build, PythonTool
+from runner.tools.upstream import BUILDS, PYTHON_REQUIREMENTS, PYTHON_TOOLS, Build, PythonTool
 
 COMPLETE = ".complete"
+MIRROR_HINT = (
+    "Where GitHub is out of reach, point git at a mirror: "
+    "git config --global url.<mirror>.insteadOf https://github.com/"
+)
 
 
 def tools_root() -> Path:
     default = Path.home() / ".cache" / "tornet-experiments" / "tools"
-    return Path(os.environ.get("TORNET_TOOLS_ROOT", default))
+    return Path(os.environ.get("TORNET_TOOLS_ROOT") or default)
 
 
 def tool_dir(build: Build, root: Path | None = None) -> Path:
@@ -59,7 +68,15 @@ def _build_env() -> dict[str, str]:
     return env
 
 
-def _run(name: str, step: str, argv: list[str], cwd: Path, log: Path, env: dict[str, str]) -> None:
+def _run(
+    name: str,
+    step: str,
+    argv: list[str],
+    cwd: Path,
+    log: Path,
+    env: dict[str, str],
+    hint: str = "",
+) -> None:
     print(f"{name}: {step}", flush=True)
     with log.open("a") as out:
         out.write(f"\n$ {' '.join(argv)}\n")
@@ -73,7 +90,10 @@ def _run(name: str, step: str, argv: list[str], cwd: Path, log: Path, env: dict[
             code = 127
     if code != 0:
         tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
-        raise PrerequisiteError(f"{name}: {step} failed (exit {code}); see {log}:\n{tail}")
+        raise PrerequisiteError(
+            f"{name}: {step} failed (exit {code}); see {log}:\n{tail}"
+            + (f"\n{hint}" if hint else "")
+        )
 
 
 def _git_output(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
@@ -90,19 +110,20 @@ def rust_version(env: dict[str, str]) -> tuple[int, int] | None:
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
-def check_rust(env: dict[str, str]) -> None:
+def check_rust(name: str, minimum: tuple[int, int], env: dict[str, str]) -> None:
+    """PrerequisiteError, saying how to get a current Rust, unless rustc is ``minimum`` or later."""
     found = rust_version(env)
-    need = ".".join(map(str, SHADOW_MIN_RUST))
+    need = ".".join(map(str, minimum))
     how = (
-        "install a current toolchain with rustup (https://rustup.rs: `rustup toolchain "
+        "install a current toolchain with rustup (https://rustup.rs, then `rustup toolchain "
         "install stable`), which puts it in ~/.cargo/bin, then run `make tools` again"
     )
     if found is None:
-        raise PrerequisiteError(f"shadow: needs Rust {need} or later and finds no rustc; {how}")
-    if found < SHADOW_MIN_RUST:
+        raise PrerequisiteError(f"{name}: needs Rust {need} or later and finds no rustc; {how}")
+    if found < minimum:
         have = ".".join(map(str, found))
         raise PrerequisiteError(
-            f"shadow: needs Rust {need} or later, and rustc is {have} (Debian 12's is too old); "
+            f"{name}: needs Rust {need} or later, and rustc is {have} (Debian 12's is too old); "
             f"{how}"
         )
 
@@ -110,7 +131,15 @@ def check_rust(env: dict[str, str]) -> None:
 def checkout(build: Build, where: Path, log: Path, env: dict[str, str]) -> Path:
     """Clone the upstream URL, check that the tag is the pinned commit, check it out."""
     src = where / "src"
-    _run(build.name, f"clone {build.url}", ["git", "clone", "-q", build.url, str(src)], where, log, env)
+    _run(
+        build.name,
+        f"clone {build.url}",
+        ["git", "clone", "-q", build.url, str(src)],
+        where,
+        log,
+        env,
+        hint=MIRROR_HINT,
+    )
     tagged = _git_output(["rev-parse", "--verify", "-q", f"{build.tag}^{{commit}}"], src, env)
     if tagged != build.commit:
         found = f"is {tagged}" if tagged else "does not exist"
@@ -129,8 +158,28 @@ def checkout(build: Build, where: Path, log: Path, env: dict[str, str]) -> Path:
     return src
 
 
+@contextlib.contextmanager
+def _locked(build: Build, root: Path | None) -> Iterator[None]:
+    """Hold ``<root>/<name>-<version>.lock``, waiting for another build of it to end."""
+    where = tool_dir(build, root)
+    lock = where.parent / f"{where.name}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"{build.name}: waiting for another build of it to end ({lock})", flush=True)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
 def build_one(build: Build, jobs: int, root: Path | None = None) -> Path:
     """Build ``build`` unless cached; its binary."""
+    with _locked(build, root):
+        return _build_one(build, jobs, root)
+
+
+def _build_one(build: Build, jobs: int, root: Path | None) -> Path:
     binary = cached_binary(build, root)
     if binary is not None:
         print(f"{build.name} {build.version}: up to date at {binary}")
@@ -141,8 +190,8 @@ def build_one(build: Build, jobs: int, root: Path | None = None) -> Path:
     where.mkdir(parents=True)
     log = where / "build.log"
     env = _build_env()
-    if build.name == "shadow":
-        check_rust(env)
+    if build.min_rust is not None:
+        check_rust(build.name, build.min_rust, env)
     started = time.monotonic()
     src = checkout(build, where, log, env)
     prefix = where / "install"
@@ -157,20 +206,60 @@ def build_one(build: Build, jobs: int, root: Path | None = None) -> Path:
     return binary
 
 
-def install_python_tools(tools: tuple[PythonTool, ...] = PYTHON_TOOLS) -> None:
-    """pip-install the pinned Python tools into the running interpreter's environment."""
+def installed_commit(name: str) -> str | None:
+    """The commit pip recorded when it installed distribution ``name`` from git, if it did."""
+    try:
+        text = importlib.metadata.distribution(name).read_text("direct_url.json")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    try:
+        commit = json.loads(text or "{}").get("vcs_info", {}).get("commit_id")
+    except (ValueError, AttributeError):
+        return None
+    return commit if isinstance(commit, str) else None
+
+
+def _installed_version(name: str) -> str | None:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _pip_install(what: str, requirements: list[str], env: dict[str, str]) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", *requirements],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+        raise PrerequisiteError(f"{what}: pip install {' '.join(requirements)} failed:\n{tail}")
+
+
+def install_python_tools(
+    tools: tuple[PythonTool, ...] = PYTHON_TOOLS,
+    requirements: tuple[str, ...] = PYTHON_REQUIREMENTS,
+) -> None:
+    """pip-install the pinned Python tools into the running interpreter's environment,
+    skipping those already installed from their pinned commit."""
     env = _build_env()
     for tool in tools:
+        if installed_commit(tool.name) == tool.commit:
+            print(f"{tool.name}: up to date ({tool.commit[:12]})")
+            continue
         print(f"{tool.name}: install {tool.commit[:12]} ({tool.why})", flush=True)
-        proc = subprocess.run(
-            [sys.executable, "-m", "pip", "install", "-q", tool.requirement],
-            capture_output=True,
-            text=True,
-            env=env,
-        )
-        if proc.returncode != 0:
-            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
-            raise PrerequisiteError(f"{tool.name}: pip install {tool.requirement} failed:\n{tail}")
+        _pip_install(tool.name, [tool.requirement], env)
+    missing = [r for r in requirements if _installed_version(r.split("==")[0]) != r.split("==")[1]]
+    if missing:
+        print(f"install {', '.join(missing)}", flush=True)
+        _pip_install("requirements", missing, env)
+    where = Path(sys.executable).parent
+    print(
+        f"{', '.join(t.name for t in tools)}: in {where} (`tornettools parse` runs the other "
+        f"two from PATH: `. {where}/activate` first)"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,6 +23,7 @@ class Build:
     commit: str
     binary: str  # relative to the install prefix
     steps: tuple[tuple[str, tuple[str, ...]], ...]  # (name, argv); {prefix} {jobs} {src}
+    min_rust: tuple[int, int] | None = None  # checked before cloning
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ BUILDS: dict[str, Build] = {
             ("build", ("./setup", "build", "--jobs", "{jobs}", "--prefix", "{prefix}")),
             ("install", ("./setup", "install")),
         ),
+        min_rust=SHADOW_MIN_RUST,
     ),
     "tgen": Build(
         "tgen",
@@ -109,3 +111,7 @@ PYTHON_TOOLS: tuple[PythonTool, ...] = (
         "`tornettools parse` finds no oniontrace files in a run directory",
     ),
 )
+
+# Named in tornettools' requirements.txt but not in its setup.py: `tornettools
+# generate` and `stage` import it.
+PYTHON_REQUIREMENTS: tuple[str, ...] = ("stem==1.8.2",)
