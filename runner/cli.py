@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import signal
 import sys
 from pathlib import Path
@@ -30,17 +29,56 @@ def _layout(spec: Spec, args: argparse.Namespace) -> Layout:
     """Runs of each backend land apart: results/<exp>/ and results/<exp>-local/."""
     from runner.layout import Layout, experiment_name
 
-    return Layout(Path(args.results).resolve(), experiment_name(spec.name, _backend(args).local))
+    local = _backend_name(args, spec.name) == "local"
+    return Layout(Path(args.results).resolve(), experiment_name(spec.name, local))
+
+
+# Commands that only read an experiment's runs: their backend is the one
+# the runs were made with, whatever this machine has installed.
+READERS = ("collect", "compare")
+
+
+def _backend_name(args: argparse.Namespace, name: str) -> str:
+    """The backend a command works on: the one asked for; for a reader, the
+    one the runs' manifests name; else Shadow when it is installed."""
+    if getattr(args, "backend", None):
+        return str(args.backend)
+    if args.command in READERS:
+        from runner.execute.manifest import backends_with_runs
+        from runner.layout import experiment_name
+
+        root = Path(args.results).resolve()
+        found = backends_with_runs(
+            {b: root / experiment_name(name, b == "local") for b in BACKEND_NAMES}
+        )
+        if len(found) > 1:
+            raise SpecError(
+                args.spec,
+                "(backend)",
+                f"runs of this experiment exist for both backends ({', '.join(found)}): "
+                "say which with --backend",
+            )
+        if found:
+            return found[0]
+    from runner.tools.prereqs import find
+
+    return "shadow" if find("shadow").ok else "local"
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     from runner.tools.prereqs import report as prereq_report
 
-    table, ok = prereq_report()
-    print(table)
-    if not ok:
-        print("\nSome prerequisites are missing; see README.md, 'Prerequisites'.")
-    return 0 if ok else 1
+    found = prereq_report()
+    print(found.text)
+    usable = found.shadow if args.shadow else found.local
+    if not usable:
+        what = "The Shadow backend cannot" if args.shadow else "No backend can"
+        print(f"\n{what} run here; see README.md, {README_SECTIONS}.")
+    return 0 if usable else 1
+
+
+# Where README.md explains the prerequisites (a test checks that these sections exist).
+README_SECTIONS = "'Set up' and 'Shadow, tgen and oniontrace'"
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -61,11 +99,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _backend(args: argparse.Namespace) -> Backend:
-    from runner.execute.run import default_backend
+def _backend(args: argparse.Namespace, spec: Spec) -> Backend:
     from runner.network.backends import BACKENDS
 
-    return BACKENDS[args.backend] if getattr(args, "backend", None) else default_backend()
+    return BACKENDS[_backend_name(args, spec.name)]
 
 
 def _spec(args: argparse.Namespace) -> Spec:
@@ -89,10 +126,11 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
         _layout(spec, args),
         sys.argv,
         jobs=args.jobs,
-        backend=_backend(args),
+        backend=_backend(args, spec),
         threads=args.threads,
         pinning=args.pinning,
         executor=executor,
+        keep_stale=args.keep_stale,
     )
     failed = [o for o in outcomes if o.status == "failed"]
     for o in failed:
@@ -119,6 +157,25 @@ def _compare(spec: Spec, args: argparse.Namespace) -> int:
     for failure in result.failures:
         print(f"CHECK FAILED: {failure}", file=sys.stderr)
     return 0 if result.checks_passed else 1
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from runner.execute.run import generate_experiment, resolve_tools
+
+    spec = _spec(args)
+    backend = _backend(args, spec)
+    layout = _layout(spec, args)
+    command = [Path(sys.executable).name, "-m", "runner", *sys.argv[1:]]
+    written, kept = generate_experiment(
+        spec, layout, command, backend, resolve_tools(spec, backend)
+    )
+    for run_dir in written:
+        print(f"generated {run_dir}")
+    print(
+        f"{len(written)} networks written, {kept} complete runs of the same identity kept "
+        f"({backend.name} backend) under {layout.experiment_dir}"
+    )
+    return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -170,6 +227,7 @@ def cmd_regress(args: argparse.Namespace) -> int:
         LOCAL_FACTOR_BAND,
         check_against,
         make_baseline,
+        provenance_note,
     )
 
     spec = load_spec(Path(args.spec))
@@ -183,7 +241,7 @@ def cmd_regress(args: argparse.Namespace) -> int:
     variants = [v.name for v in spec.variants]
     baseline = Path(args.baseline)
     if args.write:
-        backend = _backend(args)
+        backend = _backend(args, spec)
         tools = resolve_tools(spec, backend)
         # Local timings have no network model and depend on the host: only
         # gross changes count there; the experiment's own checks still apply.
@@ -202,6 +260,9 @@ def cmd_regress(args: argparse.Namespace) -> int:
     if not baseline.is_file():
         print(f"{baseline}: no such baseline (write one with --write)", file=sys.stderr)
         return 1
+    note = provenance_note(baseline, spec.sha256)
+    if note:
+        print(note)
     verdicts = check_against(rows, variants, baseline)
     for v in verdicts:
         print(v.line())
@@ -227,10 +288,19 @@ def build_parser() -> argparse.ArgumentParser:
         )
         return p
 
-    sub.add_parser("check", help="report which prerequisites are present").set_defaults(
-        func=cmd_check
+    check = sub.add_parser(
+        "check",
+        help="report which prerequisites are present and which backends can run "
+        "(exit 1 when not even the local one can)",
     )
+    check.add_argument(
+        "--shadow", action="store_true", help="exit 1 unless the Shadow backend can run"
+    )
+    check.set_defaults(func=cmd_check)
     with_spec("validate", "check a spec and exit").set_defaults(func=cmd_validate)
+    with_spec(
+        "generate", "write every run's network (keys, configs) without running it"
+    ).set_defaults(func=cmd_generate)
     for name, func, text in (
         ("run", cmd_run, "generate and simulate every run not yet complete"),
         ("experiment", cmd_experiment, "run, collect and compare"),
@@ -280,6 +350,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(
             "--force", action="store_true", help="run even if the size check says it won't fit"
         )
+        p.add_argument(
+            "--keep-stale",
+            action="store_true",
+            help="keep complete runs whose identity differs from what the spec now gives "
+            "(the report lists them as stale) instead of running them again",
+        )
         p.set_defaults(runs=True)
     with_spec("collect", "parse logs into transfers.csv and circuits.csv").set_defaults(
         func=cmd_collect
@@ -291,12 +367,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # Commands that write into an experiment's results: one at a time per experiment.
-WRITERS = ("run", "experiment", "regress", "collect", "compare")
+WRITERS = ("generate", "run", "experiment", "regress", "collect", "compare")
 
 
 def _early_experiment_dir(args: argparse.Namespace) -> Path | None:
     """results/<name>[-local] from the spec's ``name`` alone, without loading
-    the spec or the modules that check it; None if that name is not plain."""
+    the spec or the modules that check it (by the rule _layout follows);
+    None if that name is not plain."""
     import yaml
 
     try:
@@ -305,12 +382,9 @@ def _early_experiment_dir(args: argparse.Namespace) -> Path | None:
         return None
     if not isinstance(name, str) or not name:
         return None
-    if args.backend:
-        local = args.backend == "local"
-    else:  # as default_backend decides, without running shadow for its version
-        local = not (os.environ.get("TORNET_SHADOW") or shutil.which("shadow"))
     from runner.layout import experiment_name
 
+    local = _backend_name(args, name) == "local"
     return Path(args.results).resolve() / experiment_name(name, local)
 
 
@@ -331,7 +405,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     spec = load_spec(Path(args.spec))
     runs_here = getattr(args, "runs", False) and parse_executor(args.executor).kind == "local"
     if runs_here and not args.force and not getattr(args, "skip_run", False):
-        backend = _backend(args)
+        backend = _backend(args, spec)
         runs = len(spec.variants) * len(spec.seeds)
         placement = plan_placement(spec, backend, runs, args.jobs, args.threads, args.pinning)
         check_capacity(spec, backend, placement.jobs, args.max_hosts)

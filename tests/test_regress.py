@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from runner.tables.rows import TransferRow
-from runner.tools.regress import check_against, make_baseline
+from runner.tools.regress import check_against, make_baseline, provenance_note
 
 
 def _rows(scale: float) -> list[TransferRow]:
@@ -60,3 +60,19 @@ def test_local_time_bands_have_an_absolute_slack(tmp_path: Path) -> None:
     entry = json.loads(path.read_text())["metrics"]["v/perf/51200/ttfb_median"]
     assert entry["high"] == pytest.approx(0.004 + 0.5)
     assert all(v.ok for v in check_against(_rows(0.05), ["v"], path))  # a few ms slower: fine
+
+
+def test_a_baseline_from_another_spec_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "ci-small.json"
+    provenance = {"spec_sha256": "a" * 64, "backend": "shadow"}
+    path.write_text(json.dumps(make_baseline(_rows(1.0), ["v"], "x", provenance)))
+    assert provenance_note(path, "a" * 64) is None
+    assert provenance_note(path, "b" * 64) == (
+        f"note: {path} was written from spec sha256 {'a' * 12}, the spec is now {'b' * 12}: "
+        "`make baseline` rewrites it"
+    )
+    provenance["backend"] = "local"
+    path.write_text(json.dumps(make_baseline(_rows(1.0), ["v"], "x", provenance)))
+    assert "`make baseline BACKEND=local` rewrites it" in str(provenance_note(path, "b" * 64))
+    path.write_text(json.dumps(make_baseline(_rows(1.0), ["v"], "x", {})))
+    assert provenance_note(path, "b" * 64) is None  # no provenance: nothing to compare

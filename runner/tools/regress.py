@@ -108,3 +108,17 @@ def check_against(
         ok = value is not None and not math.isnan(value) and band[0] <= value <= band[1]
         verdicts.append(Verdict(key, value, float(entry["value"]), band, ok))
     return verdicts
+
+
+def provenance_note(baseline_path: Path, spec_sha256: str) -> str | None:
+    """A line saying so when the baseline was written from another version of the
+    spec than ``spec_sha256`` (its metrics may then differ for that reason alone)."""
+    provenance = json.loads(baseline_path.read_text()).get("provenance") or {}
+    written = provenance.get("spec_sha256")
+    if not written or written == spec_sha256:
+        return None
+    rewrite = "make baseline" + (" BACKEND=local" if provenance.get("backend") == "local" else "")
+    return (
+        f"note: {baseline_path} was written from spec sha256 {written[:12]}, the spec is now "
+        f"{spec_sha256[:12]}: `{rewrite}` rewrites it"
+    )
