@@ -14,11 +14,16 @@ JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),) $(if $(BACKEND),--backend $(BACKEND),)
 	$(if $(PINNING),--pinning $(PINNING),)
 BASELINE ?= results/baselines/ci-small$(if $(filter local,$(BACKEND)),-local,).json
 
-.PHONY: help setup check test lint typecheck unit regress-local experiment regress baseline bench bench-scaling tor tor-test clean
+.PHONY: help setup tools check test lint typecheck unit regress-local experiment regress baseline bench bench-scaling tor tor-test clean
 
 help:
 	@echo "make setup                  install Debian packages and the Python environment"
+	@echo "make tools                  build the tested Shadow, tgen and oniontrace into a cache"
+	@echo "                            (Shadow: about 15 minutes on 2 cores, Rust 1.85 or later)"
+	@echo "                            and install tornettools, tgentools, oniontracetools"
+	@echo "                            into the venv; cached, so quick once done [JOBS=n]"
 	@echo "make check                  report which prerequisites (tor, Shadow, tgen, ...) are present"
+	@echo "                            and which backends (shadow, local) can run"
 	@echo "make test                   lint, type-check, the tests, and the local ci-small regression"
 	@echo "make unit                   the tests only (Shadow tests skip, saying why, without it)"
 	@echo "make tor                    build the patched tor (pinned source + tor-patches/series), cached"
@@ -35,13 +40,30 @@ help:
 	@echo "                            then (Shadow) the runs-at-once table: make bench-scaling"
 	@echo "                            [JOBS=1,2,4] [SEEDS=n]"
 
+# A dpkg run that was interrupted (a killed install, a full disk) blocks
+# every apt-get until `dpkg --configure -a` finishes it; apt-get waits up to
+# 5 minutes for another one's lock (unattended-upgrades on a fresh machine).
+APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300
+
 setup:
-	$(SUDO) apt-get update -q
+	@if [ -n "$$(ls -A /var/lib/dpkg/updates 2>/dev/null)" ] || [ -n "$$(dpkg --audit 2>/dev/null)" ]; then \
+		echo "dpkg was interrupted: finishing its work first"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive dpkg --configure -a && \
+		$(APT_GET) install -f -y -q; \
+	fi
+	$(APT_GET) update -q
 	$(SUDO) tor-patches/enable-deb-src.sh
-	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(DEBIAN_PACKAGES)
+	$(APT_GET) install -y -q $(DEBIAN_PACKAGES)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev,cluster]'
+
+# Shadow, tgen and oniontrace at their tested tags (runner/tools/upstream.py),
+# built into ~/.cache/tornet-experiments/tools (or $$TORNET_TOOLS_ROOT) once;
+# the Python tools into the venv.
+tools:
+	$(PY) -m runner.tools.toolbuild build $(if $(JOBS),--jobs $(JOBS),)
+	$(PY) -m runner.tools.toolbuild python
 
 check:
 	$(PY) -m runner check
