@@ -85,16 +85,24 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from runner.spec.model import load_spec
 
     spec = load_spec(Path(args.spec))
+    if args.expand:
+        import yaml
+
+        # The spec as the runner reads it: a matrix written out as variants.
+        print(yaml.safe_dump(spec.raw, sort_keys=False, width=100), end="")
+    out = sys.stderr if args.expand else sys.stdout
     if spec.seed_rounds is not None:
         r = spec.seed_rounds
         print(
             f"{spec.path}: ok ({len(spec.variants)} variants x {r.min} to {r.max} seeds, "
-            f"{r.step} more a round until its {len(spec.hypotheses)} hypotheses are answered)"
+            f"{r.step} more a round until its {len(spec.hypotheses)} hypotheses are answered)",
+            file=out,
         )
         return 0
     runs = len(spec.variants) * len(spec.seeds)
     print(
-        f"{spec.path}: ok ({len(spec.variants)} variants x {len(spec.seeds)} seeds = {runs} runs)"
+        f"{spec.path}: ok ({len(spec.variants)} variants x {len(spec.seeds)} seeds = {runs} runs)",
+        file=out,
     )
     return 0
 
@@ -297,7 +305,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--shadow", action="store_true", help="exit 1 unless the Shadow backend can run"
     )
     check.set_defaults(func=cmd_check)
-    with_spec("validate", "check a spec and exit").set_defaults(func=cmd_validate)
+    validate = with_spec("validate", "check a spec and exit")
+    validate.add_argument(
+        "--expand",
+        action="store_true",
+        help="print the spec as the runner reads it, a matrix written out as plain variants",
+    )
+    validate.set_defaults(func=cmd_validate)
     with_spec(
         "generate", "write every run's network (keys, configs) without running it"
     ).set_defaults(func=cmd_generate)

@@ -59,7 +59,10 @@ from tests.conftest import FIXTURES
 
 
 def _variant(name: str, **consensus: int) -> Variant:
-    return Variant(name=name, tor="patched", torrc={}, consensus=consensus)
+    """A variant as a scenario x mechanism matrix names it (or a plain one)."""
+    scenario, _, mechanism = name.rpartition("-")
+    factors = {"scenario": scenario, "mechanism": mechanism} if scenario else {}
+    return Variant(name=name, tor="patched", torrc={}, consensus=consensus, factors=factors)
 
 
 def test_the_exit_log_ends_with_the_runs_totals() -> None:
@@ -122,6 +125,9 @@ def test_windows_and_scenarios_come_from_the_variant() -> None:
     assert [window_of(v) for v in (fixed, vegas, marut)] == [FIXED, VEGAS, MARUT]
     assert [scenario_of(v) for v in (fixed, vegas, marut)] == ["tree", "tree", "hop4"]
     assert scenario_of(_variant("plain")) == "plain"
+    # The factor's level, not the name, says which.
+    renamed = Variant("tree-fixed", "patched", {}, {}, factors={"scenario": "hop3"})
+    assert scenario_of(renamed) == "hop3"
     assert is_congestion_experiment([fixed, marut])
     assert not is_congestion_experiment([fixed, vegas])
     pctcp = Variant(
@@ -129,6 +135,7 @@ def test_windows_and_scenarios_come_from_the_variant() -> None:
         tor="patched",
         torrc={"all": ("MCTorConnections 1", "MCTorPerCircuit 1")},
         consensus={"cc_alg": 0},
+        factors={"scenario": "tree", "mechanism": "pctcp"},
     )
     assert (scenario_of(pctcp), mechanism_of(pctcp)) == ("tree", "fixed window + PCTCP")
     assert mechanism_of(fixed) == FIXED

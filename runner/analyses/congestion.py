@@ -86,23 +86,11 @@ def mechanism_of(variant: Variant) -> str:
 
 
 def scenario_of(variant: Variant) -> str:
-    """The network scenario a variant runs: its name without the trailing
-    word that names its mechanism (``tree-marut`` -> ``tree``)."""
-    head, _, tail = variant.name.rpartition("-")
-    return head if head and tail in MECHANISM_NAMES else variant.name
+    """The network scenario a variant runs: its ``scenario`` factor's level
+    (a matrix's variants carry it), else the variant itself."""
+    return variant.factors.get("scenario", variant.name)
 
 
-MECHANISM_NAMES = (
-    "fixed",
-    "vegas",
-    "marut",
-    "marutremote",
-    "pctcp",
-    "n23",
-    "backtap",
-    "maruthop",
-    "maruthopremote",
-)
 MECHANISM_PARAMS = ("cc_hop_feedback", "n23", "hop_window")
 
 

@@ -19,7 +19,7 @@ from runner.spec.model import Spec, Variant
 
 TOOLS_PART = "tools"
 # Variant fields that name or describe a variant and change nothing in a run.
-_VARIANT_LABELS = ("name", "description")
+_VARIANT_LABELS = ("name", "description", "factors")
 
 
 def _plain(value: Any) -> Any:

@@ -18,6 +18,7 @@ import yaml
 from runner.errors import SpecError
 from runner.network.datasets import RELAY_POPULATIONS, SPEED_DATA
 from runner.spec.hypotheses import Hypothesis, parse_hypotheses
+from runner.spec.matrix import FACTORS, expand_spec
 from runner.spec.params import Param, Where, check_params
 from runner.spec.params import mapping_with_keys as _mapping
 from topologies import GENERATORS
@@ -163,6 +164,8 @@ class Variant:
     # Circuits carrying a measured MCTor client's streams, when apart from
     # the connections (MCTorCircuits); None: as many as the connections.
     expect_mctor_circuits: int | None = None
+    # The variant's level of each factor, when it comes from a matrix.
+    factors: dict[str, str] = field(default_factory=dict)
 
 
 # The group of clients that also run a relay (variants' client_relays).
@@ -565,6 +568,7 @@ def _variants(value: Any, where: Where, client_classes: set[str]) -> tuple[Varia
                 "extra_clients",
                 "clients",
                 "cross_flows",
+                FACTORS,
             ),
         )
         tor = body.get("tor", "stock")
@@ -650,9 +654,20 @@ def _variants(value: Any, where: Where, client_classes: set[str]) -> tuple[Varia
                     body["cross_flows"], w.child("cross_flows"), Param("int", minimum=0, maximum=64)
                 ),
                 mctor_circuits,
+                _factor_levels(body.get(FACTORS), w.child(FACTORS)),
             )
         )
     return tuple(variants)
+
+
+def _factor_levels(value: Any, where: Where) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise where.error("expected a mapping of factor to level, e.g. {scenario: tree}")
+    return dict(value)
 
 
 def _by_name(
@@ -770,6 +785,7 @@ TOP_OPTIONAL = ("description", "baseline", "checks", "comparisons", "hypotheses"
 def parse_spec(data: Any, path: str, sha256: str = "") -> Spec:
     """Validate already-loaded YAML ``data`` from ``path``."""
     top = Where(path, "")
+    data = expand_spec(data, path)  # a matrix of factors, written out as variants
     body = _mapping(data, top, TOP_REQUIRED, TOP_OPTIONAL)
     name = _name(body["name"], top.child("name"))
     seeds, seed_rounds = _seeds(body["seeds"], top.child("seeds"))
