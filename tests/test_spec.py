@@ -1,11 +1,13 @@
+import re
 from pathlib import Path
 
 import pytest
 import yaml
 
 from runner.errors import SpecError
+from runner.spec.consensus import known_consensus_params
 from runner.spec.model import load_spec, parse_spec
-from tests.conftest import CI_SMALL
+from tests.conftest import CI_SMALL, ROOT
 
 
 def _broken(text: str, tmp_path: Path, edit) -> Path:  # type: ignore[no-untyped-def]
@@ -202,3 +204,37 @@ def test_every_committed_config_is_valid() -> None:
     for path in sorted((CI_SMALL.parent).glob("*.yaml")):
         spec = load_spec(path)
         assert spec.name == path.stem
+
+
+def test_an_unknown_consensus_parameter_is_an_error_naming_the_known_ones(
+    tmp_path: Path,
+) -> None:
+    text = (ROOT / "configs" / "ci-small.yaml").read_text()
+    bad = tmp_path / "typo.yaml"
+    bad.write_text(
+        text.replace(
+            "      client: [ConfluxEnabled 1]",
+            "      client: [ConfluxEnabled 1]\n    consensus: {cc_algg: 2}",
+        )
+    )
+    with pytest.raises(SpecError) as info:
+        load_spec(bad)
+    assert info.value.path == str(bad)
+    assert info.value.key == "variants.conflux-on.consensus.cc_algg"
+    assert "did you mean cc_alg" in info.value.expected
+    assert "tor-patches/consensus-params.txt" in info.value.expected
+    # Said on purpose, a new parameter is taken.
+    bad.write_text(bad.read_text() + "new_consensus_params: [cc_algg]\n")
+    assert load_spec(bad).variant("conflux-on").consensus == {"cc_algg": 2}
+
+
+def test_every_parameter_a_patch_reads_is_known() -> None:
+    read = set()
+    for patch in sorted((ROOT / "tor-patches").glob("*.patch")):
+        added = "\n".join(
+            line[1:] for line in patch.read_text().splitlines() if line.startswith("+")
+        )
+        read |= set(re.findall(r'networkstatus_get_param\(\s*\w+,\s*"([A-Za-z0-9_-]+)"', added))
+    assert {"n23", "hop_window", "cc_hop_feedback", "perconnbwperclient"} <= read
+    assert read <= known_consensus_params()
+    assert {"cc_alg", "cfx_num_legs_set", "perconnbwrate", "circwindow"} <= known_consensus_params()
