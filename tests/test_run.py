@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from runner.cli import main
 from runner.execute.manifest import read_manifest, write_manifest
 from runner.execute.run import run_experiment
 from runner.layout import Layout, stale_path
@@ -139,3 +140,41 @@ def test_a_changed_spec_re_runs_exactly_the_runs_it_changes(
     # Other tool versions re-run everything.
     newer = Tools(paths, {"shadow": "3.4.0"})
     assert {o.status for o in run_experiment(changed, layout, [], 2, newer, SHADOW)} == {"complete"}
+
+
+@needs_tor
+def test_results_are_found_by_their_manifests_not_by_what_is_installed(
+    ci_small_text: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    shadow = tmp_path / "shadow"
+    shadow.write_text(FAKE_SHADOW.replace("*conflux-on*)", "*no-such-variant*)"))
+    shadow.chmod(shadow.stat().st_mode | stat.S_IEXEC)
+    paths = {n: str(find(n).path) for n in ("tor", "tor-gencert", "faketime")}
+    paths.update(shadow=str(shadow), tgen="/usr/bin/true", oniontrace="/usr/bin/true")
+    spec_path = tmp_path / "ci-small.yaml"
+    spec_path.write_text(ci_small_text)
+    spec = parse_spec(yaml.safe_load(ci_small_text), str(spec_path))
+    results = tmp_path / "results"
+    _all_complete(spec, Layout(results, spec.name), Tools(paths, {}))
+    capsys.readouterr()
+
+    # A machine without Shadow: nothing on PATH, no setting, an empty tools cache.
+    for name in [k for k in os.environ if k.startswith("TORNET_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
+    monkeypatch.setenv("TORNET_TOOLS_ROOT", str(tmp_path / "no-tools"))
+    assert not find("shadow").ok
+    assert main(["collect", str(spec_path), "--results", str(results)]) == 0
+    assert "collected 4 runs: " in capsys.readouterr().out
+    assert (results / "ci-small" / "transfers.csv").is_file()
+    assert not (results / "ci-small-local").exists()
+
+    # Runs of both backends: the user must say which.
+    local_run = results / "ci-small-local" / "conflux-on" / "seed-1"
+    local_run.mkdir(parents=True)
+    write_manifest(local_run, {"backend": "local", "status": "complete"})
+    assert main(["collect", str(spec_path), "--results", str(results)]) == 2
+    assert "both backends (local, shadow): say which with --backend" in capsys.readouterr().err
