@@ -1,4 +1,6 @@
 import re
+import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -238,3 +240,21 @@ def test_every_parameter_a_patch_reads_is_known() -> None:
     assert {"n23", "hop_window", "cc_hop_feedback", "perconnbwperclient"} <= read
     assert read <= known_consensus_params()
     assert {"cc_alg", "cfx_num_legs_set", "perconnbwrate", "circwindow"} <= known_consensus_params()
+
+
+def test_an_alias_bomb_is_refused_at_once_without_expanding_it(tmp_path: Path) -> None:
+    levels = ["&a [1, 1, 1, 1, 1, 1, 1, 1, 1]"]
+    for i in range(1, 9):
+        prev, name = chr(ord("a") + i - 1), chr(ord("a") + i)
+        levels.append(f"&{name} [{', '.join([f'*{prev}'] * 9)}]")
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(f"name: x\nseeds: [1, 2, [{', '.join(levels)}]]\n")
+    tracemalloc.start()
+    started = time.monotonic()
+    with pytest.raises(SpecError) as info:
+        load_spec(bomb)
+    elapsed = time.monotonic() - started
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert "aliases" in info.value.expected and info.value.path == str(bomb)
+    assert elapsed < 1.0 and peak < 100 * 2**20

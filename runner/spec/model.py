@@ -904,7 +904,17 @@ def load_spec(path: Path) -> Spec:
     if not path.is_file():
         raise SpecError(shown, "(file)", "no such spec file")
     text = path.read_bytes()
+    if len(text) > MAX_SPEC_BYTES:
+        raise SpecError(shown, "(file)", f"expected a spec of at most {MAX_SPEC_BYTES} bytes")
     try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        if node is not None and _expanded_size(node, {}) > MAX_SPEC_VALUES:
+            raise SpecError(
+                shown,
+                "(file)",
+                f"expected at most {MAX_SPEC_VALUES} values once YAML aliases are expanded "
+                "(aliases nested in aliases multiply)",
+            )
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -913,6 +923,27 @@ def load_spec(path: Path) -> Spec:
             shown, where, f"expected valid YAML ({getattr(exc, 'problem', exc)})"
         ) from None
     return parse_spec(data, shown, content_sha256(data))
+
+
+MAX_SPEC_BYTES = 1 << 20
+# Far above any real spec (the largest here has a few thousand values), far
+# below what a nest of aliases can make of a few lines.
+MAX_SPEC_VALUES = 100_000
+
+
+def _expanded_size(node: yaml.Node, seen: dict[int, int]) -> int:
+    """How many values ``node`` stands for with every alias written out:
+    counted once per node (aliases share their node), so never expanded."""
+    if id(node) in seen:
+        return seen[id(node)]
+    seen[id(node)] = 1  # a node that contains itself counts once
+    size = 1
+    if isinstance(node, yaml.SequenceNode):
+        size += sum(_expanded_size(child, seen) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        size += sum(_expanded_size(k, seen) + _expanded_size(v, seen) for k, v in node.value)
+    seen[id(node)] = size
+    return size
 
 
 def content_sha256(data: Any) -> str:
