@@ -85,6 +85,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from runner.spec.model import load_spec
 
     spec = load_spec(Path(args.spec))
+    if not args.force:  # refuse here what `run` would refuse on this machine
+        from runner.execute.run import plan_placement
+        from runner.network.capacity import check_capacity
+
+        backend = _backend(args, spec)
+        runs = len(spec.variants) * len(spec.seeds)
+        placement = plan_placement(spec, backend, runs)
+        check_capacity(spec, backend, placement.jobs, args.max_hosts)
     if args.expand:
         import yaml
 
@@ -279,6 +287,19 @@ def cmd_regress(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def _size_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-hosts",
+        type=int,
+        default=None,
+        help="most hosts a run may have (default: TORNET_MAX_HOSTS, else 5000 under "
+        "Shadow and 200 locally)",
+    )
+    p.add_argument(
+        "--force", action="store_true", help="run even if the size check says it won't fit"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="runner", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -311,6 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print the spec as the runner reads it, a matrix written out as plain variants",
     )
+    _size_options(validate)
     validate.set_defaults(func=cmd_validate)
     with_spec(
         "generate", "write every run's network (keys, configs) without running it"
@@ -354,16 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--baseline", required=True, help="baseline JSON file")
             p.add_argument("--write", action="store_true", help="write the baseline instead")
             p.add_argument("--skip-run", action="store_true", help="use the collected tables")
-        p.add_argument(
-            "--max-hosts",
-            type=int,
-            default=None,
-            help="most hosts a run may have (default: TORNET_MAX_HOSTS, else 5000 under "
-            "Shadow and 200 locally)",
-        )
-        p.add_argument(
-            "--force", action="store_true", help="run even if the size check says it won't fit"
-        )
+        _size_options(p)
         p.add_argument(
             "--keep-stale",
             action="store_true",

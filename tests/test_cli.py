@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,39 @@ def test_the_command_line_names_every_backend() -> None:
     from runner.network.backends import BACKENDS
 
     assert sorted(BACKEND_NAMES) == sorted(BACKENDS)
+
+
+def test_forty_million_clients_are_refused_by_validate_at_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from runner.cli import main
+
+    huge = tmp_path / "huge.yaml"
+    text = (ROOT / "configs" / "ci-small.yaml").read_text()
+    huge.write_text(text.replace("perf: {count: 4,", "perf: {count: 40000000,"))
+    tracemalloc.start()
+    started = time.monotonic()
+    code = main(["validate", str(huge), "--backend", "shadow"])
+    elapsed = time.monotonic() - started
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert code == 1
+    assert "a run has 40000008 hosts, more than the shadow backend's ceiling" in (
+        capsys.readouterr().err
+    )
+    assert elapsed < 1.0 and peak < 100 * 2**20
+    # --force validates it anyway, still without building its network.
+    assert main(["validate", str(huge), "--backend", "shadow", "--force"]) == 0
+
+
+def test_sizes_counted_from_the_spec_match_the_networks_built() -> None:
+    from runner.network.backends import SHADOW
+    from runner.network.capacity import counted_size
+    from runner.network.mixing import variant_plan
+    from runner.spec.model import load_spec
+
+    for name in ("tortoise-small", "mctor-small", "congestion-small"):
+        spec = load_spec(ROOT / "configs" / f"{name}.yaml")
+        for variant in spec.variants:
+            plan = variant_plan(spec, variant, spec.seeds[0])
+            assert counted_size(spec, variant, SHADOW, 1).hosts == len(plan.hosts), variant.name

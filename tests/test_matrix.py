@@ -112,7 +112,7 @@ def test_validate_expand_prints_a_plain_spec_that_loads_the_same(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = ROOT / "configs" / "congestion-small.yaml"
-    assert main(["validate", "--expand", str(path)]) == 0
+    assert main(["validate", "--expand", "--force", str(path)]) == 0
     text = capsys.readouterr().out
     data = yaml.safe_load(text)
     assert "matrix" not in data and len(data["variants"]) == 54

@@ -10,6 +10,7 @@ process"); ``--force`` runs anyway.
 
 from __future__ import annotations
 
+import math
 import os
 from collections import Counter
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from runner.errors import RunError
 from runner.network.backends import Backend
 from runner.network.mixing import variant_plan
 from runner.network.plan import Host
-from runner.spec.model import Spec
+from runner.spec.model import Spec, Variant
 
 # Peak resident memory per process, measured on ci-small (bench/results.md,
 # "Memory per process") and rounded up: a tor by role, a helper (tgen,
@@ -62,8 +63,38 @@ def _tor_role(host: Host) -> str:
     return "relay" if host.is_relay else "client"
 
 
+# Above this many hosts a run's size is counted from the spec alone: building
+# the network to count them would cost minutes and gigabytes before the
+# answer, which is then "too large" anyway.
+PLAN_HOSTS_LIMIT = 20_000
+
+
+def counted_size(spec: Spec, variant: Variant, backend: Backend, runs_at_once: int) -> Size:
+    """A run's size from the spec's counts, without building its network."""
+    net = spec.network
+    clients = 0
+    client_relays = 0
+    for group in net.clients:
+        count = min(group.count, variant.clients.get(group.name, group.count))
+        count += math.ceil(count * variant.extra_clients)
+        clients += count
+        client_relays += math.ceil(count * variant.client_relays.get(group.name, 0.0))
+    relays = sum(g.count for g in net.relays)
+    hosts = net.authorities + relays + clients + net.servers.count
+    tors = {
+        "authority": net.authorities,
+        "relay": relays + client_relays,
+        "client": clients - client_relays,
+    }
+    helpers = sum(tors.values()) + clients + net.servers.count
+    return Size(hosts, tors, helpers, runs_at_once, backend.name)
+
+
 def experiment_size(spec: Spec, backend: Backend, runs_at_once: int) -> Size:
     """The largest run of ``spec`` (over its variants, on its first seed)."""
+    counted = [counted_size(spec, v, backend, runs_at_once) for v in spec.variants]
+    if max(size.hosts for size in counted) > PLAN_HOSTS_LIMIT:
+        return max(counted, key=lambda size: size.run_mib)
     largest: Size | None = None
     for variant in spec.variants:
         hosts = variant_plan(spec, variant, spec.seeds[0]).hosts
