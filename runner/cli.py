@@ -160,15 +160,37 @@ def _collect(spec: Spec, args: argparse.Namespace) -> int:
 
     layout = _layout(spec, args)
     result = collect(spec, layout)
+    if not result.runs:
+        print(
+            f"error: no complete runs of {spec.path} under {layout.experiment_dir}: "
+            f"run them first (`python -m runner run {spec.path}`, or `experiment`)",
+            file=sys.stderr,
+        )
+        return 1
     counts = ", ".join(f"{n} {name}" for name, n in result.rows.items())
     print(f"collected {result.runs} runs: {counts} -> {layout.experiment_dir}/<table>.csv")
-    return 0 if result.runs else 1
+    return 0
+
+
+def _has_tables(layout: Layout, spec: Spec, command: str) -> bool:
+    """Whether collect has written the tables ``command`` reads; says what to run if not."""
+    if layout.transfers_csv.is_file():
+        return True
+    print(
+        f"error: {command} reads the tables `collect` writes, and {layout.transfers_csv} "
+        f"does not exist: run `python -m runner collect {spec.path}` first",
+        file=sys.stderr,
+    )
+    return False
 
 
 def _compare(spec: Spec, args: argparse.Namespace) -> int:
     from runner.report.assemble import write_report
 
-    result = write_report(spec, _layout(spec, args))
+    layout = _layout(spec, args)
+    if not _has_tables(layout, spec, "compare"):
+        return 1
+    result = write_report(spec, layout)
     print(f"report: {result.path}")
     for failure in result.failures:
         print(f"CHECK FAILED: {failure}", file=sys.stderr)
@@ -253,6 +275,8 @@ def cmd_regress(args: argparse.Namespace) -> int:
         if code != 0:
             print("regression: the experiment itself failed", file=sys.stderr)
             return code
+    if not _has_tables(layout, spec, "regress"):
+        return 1
     rows = read_transfers(layout.transfers_csv)
     variants = [v.name for v in spec.variants]
     baseline = Path(args.baseline)

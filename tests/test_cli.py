@@ -157,3 +157,15 @@ def test_sizes_counted_from_the_spec_match_the_networks_built() -> None:
         for variant in spec.variants:
             plan = variant_plan(spec, variant, spec.seeds[0])
             assert counted_size(spec, variant, SHADOW, 1).hosts == len(plan.hosts), variant.name
+
+
+def test_commands_run_out_of_order_say_what_to_run_first(tmp_path: Path) -> None:
+    results = str(tmp_path / "results")
+    spec = "configs/ci-small.yaml"
+    proc = _runner("compare", spec, "--results", results, "--backend", "local")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "run `python -m runner collect configs/ci-small.yaml` first" in proc.stderr
+    proc = _runner("collect", spec, "--results", results, "--backend", "local")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "no complete runs of configs/ci-small.yaml" in proc.stderr
+    assert not list((tmp_path / "results").rglob("*.csv"))

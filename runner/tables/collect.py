@@ -107,6 +107,8 @@ def collect(spec: Spec, layout: Layout) -> Collected:
             manifest["phases"]["collect_s"] = round(time.monotonic() - started, 3)
             write_manifest(run_dir, manifest)
             runs += 1
+    if not runs:  # no tables from nothing: compare would report empty ones
+        return Collected(0, {t.name: 0 for t in wanted})
     layout.experiment_dir.mkdir(parents=True, exist_ok=True)
     for table in wanted:
         _write_csv(layout.table_csv(table.name), table.columns, rows[table.name])
