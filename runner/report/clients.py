@@ -7,7 +7,6 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import matplotlib.pyplot as plt
-from matplotlib.ticker import NullFormatter, ScalarFormatter
 
 from runner.analyses.client_bandwidth import (
     ClientBandwidth,
@@ -20,6 +19,7 @@ from runner.analyses.client_bandwidth import (
     read_relay_limits,
 )
 from runner.layout import Layout
+from runner.report.axes import log_x_axis
 from runner.report.markdown import table
 from runner.report.plots import draw_cdf  # sets matplotlib's Agg backend first
 from runner.spec.model import CLIENT_RELAY
@@ -28,13 +28,15 @@ from runner.tables.rows import CircuitRow, TransferRow
 
 def _cdf(bandwidths: list[ClientBandwidth], group: str, variants: list[str], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(6, 4))
+    drawn: list[float] = []
     for variant in variants:
         values = [b.kib_per_s for b in bandwidths if b.variant == variant and b.group == group]
         if values:
             draw_cdf(ax, values, variant, alpha=0.15)
-    ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(ScalarFormatter())
-    ax.xaxis.set_minor_formatter(NullFormatter())  # log minor labels overlap
+            drawn += values
+    positive = [v for v in drawn if v > 0]
+    if positive:
+        log_x_axis(ax, min(positive), max(positive))
     ax.set_xlabel("client's average bandwidth (KiB/s)")
     ax.set_ylabel("cumulative fraction of clients")
     ax.set_ylim(0, 1)
