@@ -41,7 +41,7 @@ def test_no_change_interval_passes_minus_100_percent() -> None:
 def test_levels_are_cut_at_zero_and_printed_without_a_sign() -> None:
     est = level_ci([10.0, 3900.0])  # the t interval alone goes far below zero
     assert est.low == 0.0 and est.high is not None and est.high > 3900
-    assert est.format(1, "", 1).startswith("1955.0 [0.0, ")
+    assert est.format(1, "", 1).startswith("1,955 [0.0, ")
     share = level_ci([0.1, 0.9], ceiling=1.0)
     assert share.low == 0.0 and share.high == 1.0
 
@@ -73,3 +73,12 @@ def test_no_interval_in_a_fixture_report_leaves_its_quantity(name: str, tmp_path
         elif not sign:  # a level
             assert float(low) >= 0.0, f"{name}: a level below zero: {low}"
         assert float(low) <= float(high)
+
+
+def test_numbers_are_printed_as_a_reader_takes_them() -> None:
+    from runner.report.stats import Estimate
+
+    # No "-0.0", no -100% that the bound does not reach, no decimals on huge bounds.
+    change = Estimate(-0.0003, -0.99996, 12134.885, 3)
+    assert change.format(100, "%") == "0.0% [-99.996, +1,213,488]"
+    assert Estimate(-0.2012, -0.5, 0.1, 3).format(100, "%") == "-20.1% [-50.0, +10.0]"

@@ -30,11 +30,30 @@ class Estimate:
         """``mean [low, high]``, with a sign if the estimate is a change."""
         if math.isnan(self.mean):
             return "n/a"
-        sign = "+" if (self.signed if signed is None else signed) else ""
-        text = f"{self.mean * scale:{sign}.{digits}f}{unit}"
+        show_sign = self.signed if signed is None else signed
+        text = number(self.mean * scale, digits, show_sign) + unit
         if self.low is None or self.high is None:
             return f"{text} (n={self.n}, no CI)"
-        return f"{text} [{self.low * scale:{sign}.{digits}f}, {self.high * scale:{sign}.{digits}f}]"
+        low, high = (number(v * scale, digits, show_sign) for v in (self.low, self.high))
+        return f"{text} [{low}, {high}]"
+
+
+def number(value: float, digits: int = 1, signed: bool = False) -> str:
+    """``value`` at ``digits`` decimals, as a reader takes it: no "-0.0" (a
+    value that rounds to zero is 0), more decimals where rounding would
+    reach a round bound it does not reach (-99.996% is not -100%), and no
+    decimals from a thousand up, with separators."""
+    sign = "+" if signed else ""
+    if abs(value) >= 1000:
+        return f"{value:{sign},.0f}"
+    places = digits
+    text = f"{value:{sign}.{places}f}"
+    while places < 4 and abs(float(text)) == 100 and float(text) != value:
+        places += 1  # a change of -99.996% is not -100%, nor a share of 99.996% all
+        text = f"{value:{sign}.{places}f}"
+    if float(text) == 0:
+        return f"{0:.{digits}f}"
+    return text
 
 
 def mean_ci(samples: Sequence[float], level: float = 0.95) -> Estimate:
