@@ -118,13 +118,16 @@ def test_killing_the_runner_leaves_no_process(
         # 1 authority + 6 relays + 4 clients (tor and event logger) + 1 server
         _wait_for_network(results, at_least=20)
         runner.send_signal(how)
+        signalled = time.monotonic()
         runner.wait(timeout=30)
+        stopped_after = time.monotonic() - signalled
     finally:
         if runner.poll() is None:
             runner.kill()
     _assert_all_gone(results)
     if how == signal.SIGTERM:
         assert runner.returncode == 130
+        assert stopped_after < 5
         manifest = read_manifest(results / "ci-small-local" / "conflux-on" / "seed-1")
         assert manifest["status"] == "failed"
 
@@ -300,3 +303,43 @@ def test_a_local_network_stays_on_the_machine(ci_small_text: str, tmp_path: Path
         runner.send_signal(signal.SIGTERM)
         runner.wait(timeout=60)
     _assert_all_gone(results)
+
+
+def test_a_run_waiting_for_the_machine_says_for_whom_and_stops_at_once(
+    ci_small_text: str, tmp_path: Path
+) -> None:
+    import fcntl
+    import tempfile
+
+    spec = _spec(ci_small_text, tmp_path, "15 s")
+    results = tmp_path / "results"
+    # Another runner holds the machine's shared-loopback slot.
+    slot = Path(tempfile.gettempdir()) / "tornet-local-network.lock"
+    with slot.open("a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        held.truncate(0)
+        held.write("pid 4242: python -m runner run configs/other.yaml\n")
+        held.flush()
+        runner = _runner(spec, results, network="loopback")
+        try:
+            assert runner.stdout is not None
+            seen = []
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                line = runner.stdout.readline()
+                seen.append(line)
+                if "wait for pid 4242: python -m runner run configs/other.yaml" in line:
+                    break
+            else:
+                pytest.fail("no word of what the run waits for:\n" + "".join(seen))
+            runner.send_signal(signal.SIGTERM)
+            started = time.monotonic()
+            runner.wait(timeout=30)
+            assert time.monotonic() - started < 5
+        finally:
+            if runner.poll() is None:
+                runner.kill()
+        assert runner.returncode == 130
+        assert _started_under(results) == []
+        manifest = read_manifest(results / "ci-small-local" / "conflux-on" / "seed-1")
+        assert manifest["status"] == "failed" and "interrupted while waiting" in manifest["error"]

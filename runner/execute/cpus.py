@@ -39,8 +39,10 @@ class Placement:
     cpus: tuple[int, ...]  # the CPUs shared out among the runs
     note: str = ""  # why the placement differs from what was asked, if it does
 
-    def describe(self) -> str:
+    def describe(self, simulated: bool = True) -> str:
         plural = "s" if self.jobs > 1 else ""
+        if not simulated:  # real processes: no Shadow threads, no pinning
+            return f"{self.jobs} run{plural} at once, as real processes"
         text = (
             f"{self.jobs} run{plural} at once, {self.threads} Shadow thread"
             f"{'s' if self.threads > 1 else ''} each, CPU pinning {self.pinning} "

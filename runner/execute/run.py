@@ -14,7 +14,9 @@ import shutil
 import socket
 import time
 import traceback
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -35,7 +37,7 @@ from runner.execute.manifest import (
 from runner.execute.progress import Progress
 from runner.execute.simulate import run_shadow
 from runner.layout import Layout, stale_path
-from runner.network.backends import LOCAL, NAMESPACE, SHADOW, Backend
+from runner.network.backends import LOCAL, NAMESPACE, SHADOW, Backend, local_network
 from runner.network.capacity import experiment_size, machine_memory_mib
 from runner.network.generate import PATCHED_TOR, Tools, generate_run
 from runner.network.identity import TOOLS_PART, changed_parts, digest, spec_parts
@@ -120,6 +122,10 @@ class RunTask:
         return f"{self.variant}/seed-{self.seed}"
 
 
+def _no_wait() -> float:
+    return 0.0
+
+
 def run_one(
     task: RunTask,
     tools: Tools,
@@ -143,15 +149,24 @@ def run_one(
         generate_run(
             spec, variant, task.seed, task.layout, tools, list(task.command), threads, backend
         )
-        reporter.phase(label, "simulate")
-        started = time.monotonic()
         on_progress = lambda pct: reporter.percent(label, pct)  # noqa: E731
+        waited = 0.0
         if backend.local:
             manifest = read_manifest(run_dir)
             # Every host at its own address where the machine gives the run a
-            # network namespace (the manifest says which).
-            runner = run_in_namespace if manifest.get("local_network") == NAMESPACE else run_local
-            with machine_slot():
+            # network namespace (the manifest says which): a network of its
+            # own, beside others. On the shared loopback, one at a time.
+            own_network = manifest.get("local_network") == NAMESPACE
+            runner = run_in_namespace if own_network else run_local
+            slot: AbstractContextManager[Callable[[], float]] = (
+                nullcontext(_no_wait)
+                if own_network
+                else machine_slot(lambda who: reporter.phase(label, f"wait for {who}"))
+            )
+            with slot as wait_time:
+                waited = wait_time()
+                reporter.phase(label, "run")
+                started = time.monotonic()
                 phases = runner(
                     run_dir,
                     manifest,
@@ -161,9 +176,13 @@ def run_one(
                 )
             manifest["phases"] |= phases
         else:
+            reporter.phase(label, "simulate")
+            started = time.monotonic()
             run_shadow(run_dir, tools.paths["shadow"], threads, on_progress, cpus, pin)
             manifest = read_manifest(run_dir)
+        # Work, not waiting: the time waited for the machine is kept apart.
         manifest["phases"]["simulate_s"] = round(time.monotonic() - started, 3)
+        manifest["phases"]["wait_s"] = round(waited, 3)
         manifest["placement"] = {
             "node": socket.gethostname(),
             "threads": threads,
@@ -236,9 +255,21 @@ def plan_placement(
     threads: int | None = None,
     pinning: str = OWN_CPUS,
 ) -> Placement:
-    """Local networks share this machine's addresses and ports: one at a time."""
+    """Local networks on the shared loopback use this machine's addresses and
+    ports: one at a time. In namespaces of their own, as many as cores and
+    memory allow."""
     if backend.local:
-        return choose_placement(runs, jobs=1, threads=1, pinning=OFF)
+        if local_network() != NAMESPACE:
+            return choose_placement(runs, jobs=1, threads=1, pinning=OFF)
+        size = experiment_size(spec, backend, 1)
+        return choose_placement(
+            runs,
+            jobs=jobs,
+            threads=1,
+            pinning=OFF,
+            run_mib=size.run_mib,
+            memory_mib=machine_memory_mib(),
+        )
     size = experiment_size(spec, backend, 1)
     return choose_placement(
         runs,
@@ -351,7 +382,7 @@ def run_experiment(
             outcomes += executor.run(todo, progress)
         else:
             placement = plan_placement(spec, backend, len(todo), jobs, threads, pinning)
-            print(f"placement: {placement.describe()}")
+            print(f"placement: {placement.describe(simulated=not backend.local)}")
             tools = tools or resolve_tools(spec, backend)
             outcomes += _run_here(todo, tools, placement, progress)
     return outcomes

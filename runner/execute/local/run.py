@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
+import shlex
 import shutil
 import socket
 import sys
@@ -34,17 +36,46 @@ SETTLE = 10.0  # after bootstrap: prebuilt circuits and conflux sets link
 CONTROL_PORT_TIMEOUT = 60.0
 
 
-@contextmanager
-def machine_slot() -> Iterator[None]:
-    """Local networks use fixed loopback addresses and ports, so one runs on a
-    machine at a time, whichever runner or cluster worker starts it."""
-    with (Path(tempfile.gettempdir()) / "tornet-local-network.lock").open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
-
-
 # Set by the runner when interrupted: local runs stop at their next check.
 cancel = threading.Event()
+SLOT_POLL = 0.5  # seconds between tries for the machine's slot
+
+
+@contextmanager
+def machine_slot(waiting: Callable[[str], None]) -> Iterator[Callable[[], float]]:
+    """Networks on the shared loopback use fixed addresses and ports, so one
+    runs on a machine at a time, whichever runner or cluster worker starts
+    it. While another holds the slot, ``waiting`` is told who (its pid and
+    command, which the holder writes into the lock file); an interrupted
+    runner stops waiting within ``SLOT_POLL``. Yields a function that gives
+    the seconds waited."""
+    path = Path(tempfile.gettempdir()) / "tornet-local-network.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    started = time.monotonic()
+    told = None
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                holder = os.pread(fd, 4096, 0).decode(errors="replace").strip()
+                if holder != told:
+                    waiting(holder or "another runner")
+                    told = holder
+                if cancel.wait(SLOT_POLL):
+                    raise RunError(
+                        "interrupted while waiting for this machine's local network"
+                    ) from None
+        waited = time.monotonic() - started
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}: {shlex.join(sys.argv)}\n".encode(), 0)
+        try:
+            yield lambda: waited
+        finally:
+            os.ftruncate(fd, 0)
+    finally:
+        os.close(fd)
 
 
 def _command(
