@@ -5,7 +5,6 @@ couple of minutes on two cores.
 """
 
 import csv
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,10 +13,6 @@ import pytest
 import yaml
 
 from runner.execute.manifest import read_manifest
-from runner.execute.run import resolve_tools
-from runner.execute.simulate import run_shadow
-from runner.logs.run_logs import RunLogs
-from runner.tables.schema import transfer_rows
 from tests.conftest import ROOT, needs_shadow
 
 pytestmark = [pytest.mark.shadow, needs_shadow]
@@ -68,7 +63,7 @@ def test_experiment_end_to_end(ci_small_text: str, tmp_path: Path) -> None:
     assert on and max(on) == 2
 
     manifest = read_manifest(exp / "conflux-on" / "seed-1")
-    assert set(manifest["phases"]) == {"generate_s", "simulate_s", "collect_s"}
+    assert set(manifest["phases"]) == {"generate_s", "simulate_s", "wait_s", "collect_s"}
     assert manifest["versions"]["shadow"].startswith("3.")
 
     again = _runner("run", str(spec), "--results", str(results))
@@ -76,18 +71,24 @@ def test_experiment_end_to_end(ci_small_text: str, tmp_path: Path) -> None:
     assert "2 of 2 runs already complete" in again.stdout
 
 
-def test_same_run_twice_gives_the_same_transfers(ci_small_text: str, tmp_path: Path) -> None:
-    spec = _short_spec(ci_small_text, tmp_path)
-    results = tmp_path / "results"
-    proc = _runner("run", str(spec), "--results", str(results), "--jobs", "1")
-    assert proc.returncode == 0, proc.stderr
-    # Both variants ran once; re-simulate one of them in a copy of its directory.
-    first = results / "ci-small" / "conflux-off" / "seed-1"
-    second = tmp_path / "again"
-    shutil.copytree(first, second, ignore=shutil.ignore_patterns("shadow.data"))
-    run_shadow(second, resolve_tools().paths["shadow"], parallelism=1)
-    manifest = read_manifest(first)
-    one = list(transfer_rows(RunLogs(first, manifest)))
-    two = list(transfer_rows(RunLogs(second, manifest)))
-    assert len(one) > 20
-    assert one == two
+def test_two_fresh_results_folders_give_the_same_transfers(
+    ci_small_text: str, tmp_path: Path
+) -> None:
+    """The same spec and seed in fresh folders: the same keys, the same bytes."""
+    data = yaml.safe_load(_short_spec(ci_small_text, tmp_path).read_text())
+    data["variants"] = {"conflux-off": data["variants"]["conflux-off"]}
+    data["baseline"] = "conflux-off"
+    data.pop("hypotheses")
+    spec = tmp_path / "one-variant.yaml"
+    spec.write_text(yaml.safe_dump(data, sort_keys=False))
+    tables = []
+    for name in ("first", "second"):
+        results = tmp_path / name
+        for command in ("run", "collect"):
+            proc = _runner(command, str(spec), "--results", str(results), "--backend", "shadow")
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+        tables.append((results / "ci-small" / "transfers.csv").read_bytes())
+        hosts = results / "ci-small" / "conflux-off" / "seed-1" / "shadow.data.template" / "hosts"
+        tables.append((hosts / "relay1exit" / "fingerprint").read_bytes())
+    assert tables[0].count(b"\n") > 20
+    assert tables[0] == tables[2] and tables[1] == tables[3]
