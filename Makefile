@@ -14,7 +14,7 @@ JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),) $(if $(BACKEND),--backend $(BACKEND),)
 	$(if $(PINNING),--pinning $(PINNING),)
 BASELINE ?= results/baselines/ci-small$(if $(filter local,$(BACKEND)),-local,).json
 
-.PHONY: help setup tools check test lint typecheck unit regress-local experiment regress baseline bench bench-scaling tor tor-test clean
+.PHONY: help setup tools check test lint typecheck unit regress-local generate experiment regress baseline bench bench-scaling tor tor-test clean
 
 help:
 	@echo "make setup                  install Debian packages and the Python environment"
@@ -28,6 +28,7 @@ help:
 	@echo "make unit                   the tests only (Shadow tests skip, saying why, without it)"
 	@echo "make tor                    build the patched tor (pinned source + tor-patches/series), cached"
 	@echo "make tor-test               run tor's unit tests in the patched build"
+	@echo "make generate EXP=<name>    write every run's network (keys, configs) without running it"
 	@echo "make experiment EXP=<name>  run, collect and compare configs/<name>.yaml [JOBS=n]"
 	@echo "                            [BACKEND=shadow|local] (default: shadow if installed)"
 	@echo "                            [FORCE=1]: run even if the size check says it won't fit"
@@ -90,6 +91,9 @@ tor:
 
 tor-test: tor
 	$(PY) -m runner.tools.torbuild test
+
+generate:
+	$(PY) -m runner generate configs/$(EXP).yaml --results $(RESULTS) $(if $(BACKEND),--backend $(BACKEND),)
 
 experiment:
 	$(PY) -m runner experiment configs/$(EXP).yaml --results $(RESULTS) $(JOBS_ARG)
