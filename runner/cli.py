@@ -93,6 +93,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
         runs = len(spec.variants) * len(spec.seeds)
         placement = plan_placement(spec, backend, runs)
         check_capacity(spec, backend, placement.jobs, args.max_hosts)
+    if _backend(args, spec).local:
+        from runner.network.backends import NAMESPACE, local_network
+        from runner.network.exposure import check_exposure
+
+        for warning in check_exposure(spec, shared_loopback=local_network() != NAMESPACE):
+            print(warning, file=sys.stderr)
     if args.expand:
         import yaml
 

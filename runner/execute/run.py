@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -39,6 +40,7 @@ from runner.execute.simulate import run_shadow
 from runner.layout import Layout, stale_path
 from runner.network.backends import LOCAL, NAMESPACE, SHADOW, Backend, local_network
 from runner.network.capacity import experiment_size, machine_memory_mib
+from runner.network.exposure import check_exposure
 from runner.network.generate import PATCHED_TOR, Tools, generate_run
 from runner.network.identity import TOOLS_PART, changed_parts, digest, spec_parts
 from runner.spec.model import Spec
@@ -352,6 +354,9 @@ def run_experiment(
     cluster, Slurm); either way a failed run is reported and the others go
     on."""
     backend = backend or default_backend()
+    if backend.local:
+        for warning in check_exposure(spec, shared_loopback=local_network() != NAMESPACE):
+            print(warning, file=sys.stderr)
     tools, versions = _local_versions(spec, backend, tools)
     outcomes: list[RunOutcome] = []
     todo = []

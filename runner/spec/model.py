@@ -22,6 +22,7 @@ from runner.spec.hypotheses import Hypothesis, parse_hypotheses
 from runner.spec.matrix import FACTORS, expand_spec
 from runner.spec.params import Param, Where, check_params
 from runner.spec.params import mapping_with_keys as _mapping
+from runner.spec.units import short
 from topologies import GENERATORS
 from workloads.models import MODELS
 
@@ -167,6 +168,10 @@ class Variant:
     expect_mctor_circuits: int | None = None
     # The variant's level of each factor, when it comes from a matrix.
     factors: dict[str, str] = field(default_factory=dict)
+    # Torrc lines that open the network beyond its own hosts (an exit policy
+    # accepting every address, a SOCKS or control port on another address)
+    # are meant: the local backend runs them (runner.network.exposure).
+    opens_network: bool = False
 
 
 # The group of clients that also run a relay (variants' client_relays).
@@ -571,6 +576,7 @@ def _variants(
                 "extra_clients",
                 "clients",
                 "cross_flows",
+                "opens_network",
                 FACTORS,
             ),
         )
@@ -590,8 +596,16 @@ def _variants(
             if not isinstance(lines, list) or not all(isinstance(x, str) for x in lines):
                 raise rw.error("expected a list of torrc lines such as 'ConfluxEnabled 1'")
             for i, line in enumerate(lines):
-                if "\n" in line or not _TORRC_LINE.match(line.strip()):
-                    raise rw.child(i).error(f"expected one torrc line 'Option value', got {line!r}")
+                control = next((c for c in line if _is_control(c)), None)
+                if control is not None:
+                    raise rw.child(i).error(
+                        f"expected one torrc line without control characters, got "
+                        f"{short(line)} (U+{ord(control):04X})"
+                    )
+                if not _TORRC_LINE.match(line.strip()):
+                    raise rw.child(i).error(
+                        f"expected one torrc line 'Option value', got {short(line)}"
+                    )
                 if line.split()[0].lower() == "consensusparams":
                     raise rw.child(i).error(
                         "set consensus parameters under the variant's 'consensus' key"
@@ -660,9 +674,15 @@ def _variants(
                 ),
                 mctor_circuits,
                 _factor_levels(body.get(FACTORS), w.child(FACTORS)),
+                _value(body.get("opens_network", False), w.child("opens_network"), Param("bool")),
             )
         )
     return tuple(variants)
+
+
+def _is_control(char: str) -> bool:
+    """A character that has no place in a torrc line (a tab separates words)."""
+    return (ord(char) < 32 and char != "\t") or ord(char) == 127
 
 
 def _factor_levels(value: Any, where: Where) -> dict[str, str]:

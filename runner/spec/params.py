@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runner.errors import SpecError
-from runner.spec.units import parse_bandwidth, parse_share, parse_size, parse_time
+from runner.spec.units import parse_bandwidth, parse_share, parse_size, parse_time, short
 from workloads.phases import parse_phase
 
 
@@ -34,25 +34,25 @@ class Where:
 
 def _to_int(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"expected an integer, got {value!r}")
+        raise ValueError(f"expected an integer, got {short(value)}")
     return value
 
 
 def _to_float(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"expected a number, got {value!r}")
+        raise ValueError(f"expected a number, got {short(value)}")
     return float(value)
 
 
 def _to_str(value: Any) -> str:
     if not isinstance(value, str):
-        raise ValueError(f"expected a string, got {value!r}")
+        raise ValueError(f"expected a string, got {short(value)}")
     return value
 
 
 def _to_bool(value: Any) -> bool:
     if not isinstance(value, bool):
-        raise ValueError(f"expected true or false, got {value!r}")
+        raise ValueError(f"expected true or false, got {short(value)}")
     return value
 
 
@@ -101,11 +101,11 @@ class Param:
         except ValueError as exc:
             raise where.error(str(exc)) from None
         if self.choices and converted not in self.choices:
-            raise where.error(f"expected one of {', '.join(self.choices)}, got {converted!r}")
+            raise where.error(f"expected one of {', '.join(self.choices)}, got {short(converted)}")
         if self.minimum is not None and converted < self.minimum:
-            raise where.error(f"expected at least {self.minimum}, got {value!r}")
+            raise where.error(f"expected at least {self.minimum}, got {short(value)}")
         if self.maximum is not None and converted > self.maximum:
-            raise where.error(f"expected at most {self.maximum}, got {value!r}")
+            raise where.error(f"expected at most {self.maximum}, got {short(value)}")
         return converted
 
 

@@ -54,16 +54,22 @@ _BANDWIDTH_UNITS = {
 }
 
 
+def short(value: object, limit: int = 60) -> str:
+    """A value as an error message shows it: its repr, cut to ``limit``."""
+    shown = repr(value)
+    return shown if len(shown) <= limit else shown[: limit - 5] + "...'" + f" ({len(shown)} chars)"
+
+
 def _split(text: object, what: str) -> tuple[float, str]:
     if isinstance(text, bool):
         raise ValueError(f"expected a {what}, got a boolean")
     if isinstance(text, int | float):
         return float(text), ""
     if not isinstance(text, str):
-        raise ValueError(f"expected a {what} such as {_EXAMPLES[what]}, got {text!r}")
+        raise ValueError(f"expected a {what} such as {_EXAMPLES[what]}, got {short(text)}")
     match = _NUMBER_UNIT.match(text)
     if not match:
-        raise ValueError(f"expected a {what} such as {_EXAMPLES[what]}, got {text!r}")
+        raise ValueError(f"expected a {what} such as {_EXAMPLES[what]}, got {short(text)}")
     return float(match.group(1)), match.group(2).lower()
 
 
@@ -74,10 +80,12 @@ def parse_size(text: object) -> int:
     """Bytes in ``text`` (``'400 KB'``, ``'5 MiB'``, ``1024``)."""
     value, unit = _split(text, "size")
     if unit not in _SIZE_UNITS:
-        raise ValueError(f"unknown size unit {unit!r} in {text!r} (use B, KB, KiB, MB, MiB, GB)")
+        raise ValueError(
+            f"unknown size unit {unit!r} in {short(text)} (use B, KB, KiB, MB, MiB, GB)"
+        )
     result = value * _SIZE_UNITS[unit]
     if result != int(result):
-        raise ValueError(f"size {text!r} is not a whole number of bytes")
+        raise ValueError(f"size {short(text)} is not a whole number of bytes")
     return int(result)
 
 
@@ -90,7 +98,7 @@ def parse_share(text: object) -> float:
             pass
     elif isinstance(text, int | float) and not isinstance(text, bool):
         return float(text)
-    raise ValueError(f"expected a share such as '10%' or 0.1, got {text!r}")
+    raise ValueError(f"expected a share such as '10%' or 0.1, got {short(text)}")
 
 
 def human_size(size: int) -> str:
@@ -108,7 +116,7 @@ def parse_time(text: object) -> float:
     """Seconds in ``text`` (``'500 ms'``, ``'10 min'``, ``30``)."""
     value, unit = _split(text, "time")
     if unit not in _TIME_UNITS:
-        raise ValueError(f"unknown time unit {unit!r} in {text!r} (use ms, s, min, h)")
+        raise ValueError(f"unknown time unit {unit!r} in {short(text)} (use ms, s, min, h)")
     return value * _TIME_UNITS[unit]
 
 
@@ -117,7 +125,7 @@ def parse_bandwidth(text: object) -> int:
     value, unit = _split(text, "bandwidth")
     unit = unit.removesuffix("/s").removesuffix("ps")
     if unit not in _BANDWIDTH_UNITS:
-        raise ValueError(f"unknown bandwidth unit in {text!r} (use bit, Kbit, Mbit, Gbit)")
+        raise ValueError(f"unknown bandwidth unit in {short(text)} (use bit, Kbit, Mbit, Gbit)")
     return int(round(value * _BANDWIDTH_UNITS[unit]))
 
 
