@@ -197,9 +197,15 @@ def _compare(spec: Spec, args: argparse.Namespace) -> int:
     if not _has_tables(layout, spec, "compare"):
         return 1
     result = write_report(spec, layout)
-    print(f"report: {result.path}")
     for failure in result.failures:
         print(f"CHECK FAILED: {failure}", file=sys.stderr)
+    sys.stderr.flush()
+    # The console ends with where the report is and what it answers.
+    print(f"report: {result.path}")
+    print(f"        {result.path.with_suffix('.html')}")
+    if result.answers:
+        print("\nAnswers:")
+        print("\n".join(result.answers))
     return 0 if result.checks_passed else 1
 
 

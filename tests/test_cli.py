@@ -169,3 +169,20 @@ def test_commands_run_out_of_order_say_what_to_run_first(tmp_path: Path) -> None
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "no complete runs of configs/ci-small.yaml" in proc.stderr
     assert not list((tmp_path / "results").rglob("*.csv"))
+
+
+def test_compare_ends_with_the_report_paths_and_the_answers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from runner.cli import main
+    from tests.conftest import FIXTURES, fixture_report
+
+    fixture_report("tortoise-small", tmp_path)
+    capsys.readouterr()
+    spec = FIXTURES / "tortoise-small" / "spec.yaml"
+    main(["compare", str(spec), "--results", str(tmp_path), "--backend", "shadow"])
+    out = capsys.readouterr().out.strip().splitlines()
+    html = tmp_path / "tortoise-small" / "report" / "report.html"
+    assert out[1].strip() == str(html) and html.is_file()
+    assert out[3] == "Answers:"
+    assert out[4].startswith("| hypothesis |") and out[-1].startswith("| ")

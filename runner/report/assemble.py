@@ -27,6 +27,7 @@ class ReportResult:
     path: Path
     checks_passed: bool
     failures: list[str]
+    answers: list[str]  # the Answers table's lines, for the console
 
 
 def _manifests(spec: Spec, layout: Layout) -> list[dict[str, Any]]:
@@ -122,7 +123,10 @@ def _what_ran(
         ],
     )
     lines += ["", "## Runs", ""]
-    columns = ["variant", "seed", "status", "generate (s)", "simulate (s)", "collect (s)"]
+    local = first.get("backend") == "local"
+    # Real processes run; Shadow simulates. Time waited for the machine is apart.
+    work = ["run (s)", "waited (s)"] if local else ["simulate (s)"]
+    columns = ["variant", "seed", "status", "generate (s)", *work, "collect (s)"]
     lines += table(
         columns + (["damaged log lines skipped"] if damage is not None else []),
         [
@@ -132,6 +136,7 @@ def _what_ran(
                 str(m.get("status")),
                 _phase(m, "generate"),
                 _phase(m, "simulate"),
+                *([_phase(m, "wait")] if local else []),
                 _phase(m, "collect"),
             ]
             + ([skipped_lines(damage, m)] if damage is not None else [])
@@ -228,6 +233,7 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
     first = next((i for i, line in enumerate(lines) if line.startswith("## ")), len(lines))
     answered = answers_section(answers(spec, layout, inputs.transfers))
     lines[first:first] = [*answered[1:], ""]
+    table_lines = [line for line in answered if line.startswith("|")]
     lines += ["", "## Checks"]
     for section in sections:
         lines += section.checks
@@ -251,4 +257,4 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
     if out.exists():
         shutil.rmtree(out)
     work.rename(out)
-    return ReportResult(out / "report.md", not failures, failures)
+    return ReportResult(out / "report.md", not failures, failures, table_lines)
