@@ -153,6 +153,7 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
         pinning=args.pinning,
         executor=executor,
         keep_stale=args.keep_stale,
+        retry_failed=args.retry_failed,
     )
     failed = [o for o in outcomes if o.status == "failed"]
     for o in failed:
@@ -191,6 +192,7 @@ def _has_tables(layout: Layout, spec: Spec, command: str) -> bool:
 
 
 def _compare(spec: Spec, args: argparse.Namespace) -> int:
+    from runner.execute.manifest import record_check_failures
     from runner.report.assemble import write_report
 
     layout = _layout(spec, args)
@@ -199,6 +201,13 @@ def _compare(spec: Spec, args: argparse.Namespace) -> int:
     result = write_report(spec, layout)
     for failure in result.failures:
         print(f"CHECK FAILED: {failure}", file=sys.stderr)
+    runs = {(v.name, s): layout.run_dir(v.name, s) for v in spec.variants for s in spec.seeds}
+    if record_check_failures(runs, result.failures):
+        print(
+            "The runs whose checks failed are kept and reported; "
+            "`run` or `experiment` with --retry-failed runs them again.",
+            file=sys.stderr,
+        )
     sys.stderr.flush()
     # The console ends with where the report is and what it answers.
     print(f"report: {result.path}")
@@ -413,6 +422,11 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--write", action="store_true", help="write the baseline instead")
             p.add_argument("--skip-run", action="store_true", help="use the collected tables")
         _size_options(p)
+        p.add_argument(
+            "--retry-failed",
+            action="store_true",
+            help="run again the complete runs whose checks failed in the last report",
+        )
         p.add_argument(
             "--keep-stale",
             action="store_true",

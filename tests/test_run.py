@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from runner.cli import main
-from runner.execute.manifest import read_manifest, write_manifest
+from runner.execute.manifest import read_manifest, record_check_failures, write_manifest
 from runner.execute.run import run_experiment
 from runner.layout import Layout, stale_path
 from runner.network.backends import SHADOW
@@ -178,3 +178,31 @@ def test_results_are_found_by_their_manifests_not_by_what_is_installed(
     write_manifest(local_run, {"backend": "local", "status": "complete"})
     assert main(["collect", str(spec_path), "--results", str(results)]) == 2
     assert "both backends (local, shadow): say which with --backend" in capsys.readouterr().err
+
+
+@needs_tor
+def test_runs_whose_checks_failed_are_kept_and_retried_when_asked(
+    ci_small_text: str, tmp_path: Path
+) -> None:
+    shadow = tmp_path / "shadow"
+    shadow.write_text(FAKE_SHADOW.replace("*conflux-on*)", "*no-such-variant*)"))
+    shadow.chmod(shadow.stat().st_mode | stat.S_IEXEC)
+    paths = {n: str(find(n).path) for n in ("tor", "tor-gencert", "faketime")}
+    paths.update(shadow=str(shadow), tgen="/usr/bin/true", oniontrace="/usr/bin/true")
+    tools = Tools(paths, {})
+    spec = parse_spec(yaml.safe_load(ci_small_text), "ci-small.yaml")
+    layout = Layout(tmp_path / "results", spec.name)
+    _all_complete(spec, layout, tools)
+    runs = {(v.name, s): layout.run_dir(v.name, s) for v in spec.variants for s in spec.seeds}
+    failure = "conflux-on/seed-1 perfclient1exit: conflux sets by legs {1: 4}"
+    assert record_check_failures(runs, [failure, "conflux-on/seed-10: not this run"]) == 1
+    assert read_manifest(runs[("conflux-on", 1)])["checks_failed"] == [failure]
+    assert read_manifest(runs[("conflux-off", 1)]).get("checks_failed", []) == []
+
+    kept = run_experiment(spec, layout, [], 2, tools, SHADOW)
+    assert {o.status for o in kept} == {"skipped"}
+    retried = run_experiment(spec, layout, [], 2, tools, SHADOW, retry_failed=True)
+    statuses = {(o.variant, o.seed): o.status for o in retried}
+    assert statuses.pop(("conflux-on", 1)) == "complete"
+    assert set(statuses.values()) == {"skipped"}
+    assert "checks_failed" not in read_manifest(runs[("conflux-on", 1)])  # a new run

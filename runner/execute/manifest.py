@@ -55,3 +55,21 @@ def backends_with_runs(candidates: dict[str, Path]) -> list[str]:
                 found.append(backend)
                 break
     return found
+
+
+def record_check_failures(run_dirs: dict[tuple[str, int], Path], failures: list[str]) -> int:
+    """Write into each complete run's manifest the report's failed checks
+    that name it (``<variant>/seed-<k> ...``), so that a re-run with
+    --retry-failed runs it again; the runs with any."""
+    marked = 0
+    for (variant, seed), run_dir in run_dirs.items():
+        if run_status(run_dir) != STATUS_COMPLETE:
+            continue
+        prefix = f"{variant}/seed-{seed}"
+        mine = [f for f in failures if f == prefix or f.startswith((prefix + " ", prefix + ":"))]
+        manifest = read_manifest(run_dir)
+        if manifest.get("checks_failed", []) != mine:
+            manifest["checks_failed"] = mine
+            write_manifest(run_dir, manifest)
+        marked += bool(mine)
+    return marked

@@ -344,12 +344,15 @@ def run_experiment(
     pinning: str = OWN_CPUS,
     executor: Executor | None = None,
     keep_stale: bool = False,
+    retry_failed: bool = False,
 ) -> list[RunOutcome]:
     """Generate and simulate every run not yet complete; return every outcome.
 
     A complete run whose identity differs from what the spec now gives is
     run again (kept aside until its replacement completes), or with
-    ``keep_stale`` kept as it is, and the report marks it stale. Runs go to
+    ``keep_stale`` kept as it is, and the report marks it stale. With
+    ``retry_failed``, complete runs whose checks failed in the last report
+    run again (kept aside until their replacements complete). Runs go to
     this machine's pool unless ``executor`` sends them elsewhere (a Dask
     cluster, Slurm); either way a failed run is reported and the others go
     on."""
@@ -363,7 +366,10 @@ def run_experiment(
     choices = choose_runs(spec, layout, backend, versions)
     stale = [c for c in choices if c.complete and c.changed]
     for c in choices:
-        if c.current or (keep_stale and c.complete):
+        if retry_failed and c.complete and read_manifest(c.run_dir).get("checks_failed"):
+            print(f"{c.variant}/seed-{c.seed}: its checks failed; running it again")
+            todo.append(RunTask(spec, c.variant, c.seed, layout, tuple(command), backend, True))
+        elif c.current or (keep_stale and c.complete):
             outcomes.append(RunOutcome(c.variant, c.seed, "skipped", c.run_dir))
         else:
             todo.append(
