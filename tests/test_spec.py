@@ -258,3 +258,38 @@ def test_an_alias_bomb_is_refused_at_once_without_expanding_it(tmp_path: Path) -
     tracemalloc.stop()
     assert "aliases" in info.value.expected and info.value.path == str(bomb)
     assert elapsed < 1.0 and peak < 100 * 2**20
+
+
+@pytest.mark.parametrize(
+    ("change", "key", "message"),
+    [
+        ({"size": "2 MiB"}, "size", "no workload of perf transfers 2 MiB (sizes: 50 KiB, 1 MiB"),
+        ({"metric": "round_completion", "size": None}, "metric", "needs a rounds workload"),
+        ({"class": "bulk"}, "class", "unknown client class 'bulk'"),
+    ],
+)
+def test_a_hypothesis_must_ask_about_what_the_workloads_do(
+    change: dict[str, object], key: str, message: str
+) -> None:
+    data = yaml.safe_load(CI_SMALL.read_text())
+    hypothesis = data["hypotheses"][0]
+    for name, value in change.items():
+        if value is None:
+            hypothesis.pop(name)
+        else:
+            hypothesis[name] = value
+    with pytest.raises(SpecError) as info:
+        parse_spec(data, "ci-small.yaml")
+    assert info.value.key == f"hypotheses[0].{key}"
+    assert message in info.value.expected
+
+
+def test_a_hypothesis_phase_must_be_one_of_the_rounds() -> None:
+    data = yaml.safe_load((ROOT / "configs" / "mctor-small.yaml").read_text())
+    rounds = [h for h in data["hypotheses"] if h["metric"] == "round_completion"]
+    rounds[0]["phase"] = "no-such-phase"
+    index = data["hypotheses"].index(rounds[0])
+    with pytest.raises(SpecError) as info:
+        parse_spec(data, "mctor-small.yaml")
+    assert info.value.key == f"hypotheses[{index}].phase"
+    assert "has a phase 'no-such-phase'" in info.value.expected

@@ -22,7 +22,7 @@ from runner.spec.hypotheses import Hypothesis, parse_hypotheses
 from runner.spec.matrix import FACTORS, expand_spec
 from runner.spec.params import Param, Where, check_params
 from runner.spec.params import mapping_with_keys as _mapping
-from runner.spec.units import short
+from runner.spec.units import human_size, short
 from topologies import GENERATORS
 from workloads.models import MODELS
 
@@ -891,6 +891,7 @@ def parse_spec(data: Any, path: str, sha256: str = "") -> Spec:
     if any(v.client_relays for v in variants):
         classes.append(CLIENT_RELAY)
     hypotheses = parse_hypotheses(body.get("hypotheses"), top.child("hypotheses"), names, classes)
+    _check_hypotheses_against_workloads(hypotheses, network, workloads, top.child("hypotheses"))
     if seed_rounds is not None and not hypotheses:
         raise top.child("seeds").error(
             "seeds as {min, max, step} run until the hypotheses are answered: state at "
@@ -916,6 +917,45 @@ def parse_spec(data: Any, path: str, sha256: str = "") -> Spec:
         seed_rounds=seed_rounds,
         raw=body,
     )
+
+
+def _check_hypotheses_against_workloads(
+    hypotheses: tuple[Hypothesis, ...],
+    network: Network,
+    workloads: dict[str, Workload],
+    where: Where,
+) -> None:
+    """A hypothesis must ask about what some measured client's workload does:
+    a size it transfers, a phase its rounds have, rounds at all."""
+    for i, h in enumerate(hypotheses):
+        at = where.child(i)
+        groups = [g for g in network.clients if g.measured and h.cls in (None, g.name)]
+        if h.cls == CLIENT_RELAY:
+            continue  # client relays are clients of any class
+        models = [workloads[g.workload] for g in groups]
+        phases = [p for w in models for p in w.params.get("phases", ())]
+        who = h.cls or "the measured clients"
+        if h.metric == "round_completion" and not phases:
+            kinds = sorted({w.model for w in models})
+            raise at.child("metric").error(
+                f"round_completion needs a rounds workload, and {who} run {', '.join(kinds)}"
+            )
+        if h.phase is not None and h.phase not in {p.name for p in phases}:
+            known = sorted({p.name for p in phases})
+            raise at.child("phase").error(
+                f"no rounds workload of {who} has a phase {h.phase!r} (phases: {known})"
+            )
+        if h.size is not None and all(w.model != "markov" for w in models):
+            sizes = {p.size for p in phases}
+            for w in models:
+                sizes |= set(w.params.get("sizes", ())) | (
+                    {w.params["size"]} if "size" in w.params else set()
+                )
+            if h.size not in sizes:
+                shown = ", ".join(human_size(x) for x in sorted(sizes)) or "none"
+                raise at.child("size").error(
+                    f"no workload of {who} transfers {human_size(h.size)} (sizes: {shown})"
+                )
 
 
 def load_spec(path: Path) -> Spec:
