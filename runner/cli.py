@@ -498,8 +498,10 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    # A terminated runner stops its runs the same way as an interrupted one.
+    # A terminated runner stops its runs the same way as an interrupted one;
+    # SIGINT too where the shell started it ignoring SIGINT (a background job).
     signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, _interrupt)
     try:
         return _dispatch(args)
     except SpecError as exc:

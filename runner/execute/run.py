@@ -249,6 +249,9 @@ def _run_here(
             raise
 
 
+LOCAL_RUNS_AT_ONCE = 4  # networks in namespaces of their own, at most, by default
+
+
 def plan_placement(
     spec: Spec,
     backend: Backend,
@@ -263,15 +266,13 @@ def plan_placement(
     if backend.local:
         if local_network() != NAMESPACE:
             return choose_placement(runs, jobs=1, threads=1, pinning=OFF)
+        # Real-time networks wait on their clocks more than they compute, so
+        # their number is bounded by memory and a ceiling, not by cores.
         size = experiment_size(spec, backend, 1)
-        return choose_placement(
-            runs,
-            jobs=jobs,
-            threads=1,
-            pinning=OFF,
-            run_mib=size.run_mib,
-            memory_mib=machine_memory_mib(),
-        )
+        memory = machine_memory_mib()
+        fits = int(memory * 0.9) // max(1, size.run_mib) if memory else LOCAL_RUNS_AT_ONCE
+        at_once = jobs or max(1, min(runs, LOCAL_RUNS_AT_ONCE, fits))
+        return choose_placement(runs, jobs=at_once, threads=1, pinning=OFF)
     size = experiment_size(spec, backend, 1)
     return choose_placement(
         runs,
