@@ -14,7 +14,7 @@ JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),) $(if $(BACKEND),--backend $(BACKEND),)
 	$(if $(PINNING),--pinning $(PINNING),)
 BASELINE ?= results/baselines/ci-small$(if $(filter local,$(BACKEND)),-local,).json
 
-.PHONY: help setup tools check test lint typecheck unit regress-local generate experiment regress baseline bench bench-scaling tor tor-test clean
+.PHONY: help setup tools check test lint typecheck unit regress-local unit-fast generate experiment regress baseline bench bench-scaling tor tor-test clean
 
 help:
 	@echo "make setup                  install Debian packages and the Python environment"
@@ -26,6 +26,7 @@ help:
 	@echo "                            and which backends (shadow, local) can run"
 	@echo "make test                   lint, type-check, the tests, and the local ci-small regression"
 	@echo "make unit                   the tests only (Shadow tests skip, saying why, without it)"
+	@echo "make unit-fast              the tests that start no network, cluster or simulation"
 	@echo "make tor                    build the patched tor (pinned source + tor-patches/series), cached"
 	@echo "make tor-test               run tor's unit tests in the patched build"
 	@echo "make generate EXP=<name>    write every run's network (keys, configs) without running it"
@@ -78,6 +79,10 @@ typecheck:
 
 unit:
 	$(PY) -m pytest -ra
+
+# The tests that start no network, cluster or simulation: a few minutes.
+unit-fast:
+	$(PY) -m pytest -ra -m "not slow"
 
 # The local-backend regression runs ci-small as real tor processes (about 12
 # minutes on 2 cores); `make unit` alone takes about 6.

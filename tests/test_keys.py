@@ -105,6 +105,7 @@ def test_ed25519_identity_matches_its_files() -> None:
 
 
 @needs_tor
+@pytest.mark.slow
 def test_generate_writes_the_same_networks_in_two_results_folders(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -20,7 +20,7 @@ from runner.network.backends import LOCAL, namespace_refused
 from runner.spec.model import load_spec
 from tests.conftest import ROOT, needs_tor
 
-pytestmark = needs_tor
+pytestmark = [needs_tor, pytest.mark.slow]
 
 
 def _spec(text: str, tmp_path: Path, measure: str) -> Path:

@@ -15,7 +15,7 @@ import yaml
 from runner.execute.manifest import read_manifest
 from tests.conftest import ROOT, needs_shadow
 
-pytestmark = [pytest.mark.shadow, needs_shadow]
+pytestmark = [pytest.mark.shadow, pytest.mark.slow, needs_shadow]
 
 
 def _short_spec(text: str, tmp_path: Path) -> Path:

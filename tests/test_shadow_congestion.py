@@ -16,7 +16,7 @@ from tests.conftest import (
     run_experiment,
 )
 
-pytestmark = [pytest.mark.shadow, needs_shadow, needs_patched_tor]
+pytestmark = [pytest.mark.shadow, pytest.mark.slow, needs_shadow, needs_patched_tor]
 
 
 def test_hop_feedback_reaches_the_exit_and_feeds_its_window(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from tests.conftest import (
     run_experiment,
 )
 
-pytestmark = [pytest.mark.shadow, needs_shadow, needs_patched_tor]
+pytestmark = [pytest.mark.shadow, pytest.mark.slow, needs_shadow, needs_patched_tor]
 
 
 def test_reports_cross_every_hop_and_windows_react_at_the_shared_middle(

@@ -17,7 +17,7 @@ from tests.conftest import (
     run_experiment,
 )
 
-pytestmark = [pytest.mark.shadow, needs_shadow, needs_patched_tor]
+pytestmark = [pytest.mark.shadow, pytest.mark.slow, needs_shadow, needs_patched_tor]
 
 
 def test_credit_crosses_every_hop_and_holds_circuits(tmp_path: Path) -> None:

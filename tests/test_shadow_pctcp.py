@@ -12,7 +12,7 @@ from runner.analyses.mctor import circuit_spread
 from runner.tables.rows import read_circuits, read_placements
 from tests.conftest import ROOT, needs_patched_tor, needs_shadow, run_experiment
 
-pytestmark = [pytest.mark.shadow, needs_shadow, needs_patched_tor]
+pytestmark = [pytest.mark.shadow, pytest.mark.slow, needs_shadow, needs_patched_tor]
 
 PATH = ("relay3guard", "relay5middle", "relay1exit")
 
