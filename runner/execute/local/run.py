@@ -3,7 +3,8 @@
 The run directory gets the same layout as under Shadow
 (``shadow.data/hosts/<host>/<program>.<n>.stdout``), so collection and
 comparison work unchanged. Processes start in the spec's order; clients'
-traffic starts once every client's tor has bootstrapped (and a short settle
+traffic starts once every client's tor has bootstrapped and knows every relay
+of the network (and a short settle
 for circuits and conflux sets), then runs for the measurement time. There is
 no link latency or bandwidth emulation here: only tor's own rate limits.
 """
@@ -133,6 +134,24 @@ def _bootstrapped(log: Path) -> bool:
         return False
 
 
+def _relays_known(home: Path) -> int:
+    """How many relays a client's tor knows fully: listed in its consensus
+    and with a microdescriptor (0 before it has either)."""
+    try:
+        consensus = (home / "cached-microdesc-consensus").read_text(errors="replace")
+    except OSError:
+        return 0
+    listed = sum(line.startswith("r ") for line in consensus.splitlines())
+    described = 0
+    for name in ("cached-microdescs", "cached-microdescs.new"):
+        try:
+            text = (home / name).read_text(errors="replace")
+        except OSError:
+            continue
+        described += sum(line.startswith("onion-key") for line in text.splitlines())
+    return min(listed, described)
+
+
 def _tail(path: Path, lines: int = 5) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
@@ -252,13 +271,29 @@ def run_local(
                 time.sleep(0.05)
             starter.start(host, entry)
         deadline = time.monotonic() + BOOTSTRAP_TIMEOUT
-        while not all(_bootstrapped(starter.logs[(c, "tor")]) for c in clients):
+        # Every relay of the network, the authorities included (each has keys).
+        relays = sum(1 for _ in (data / "hosts").glob("*/fingerprint"))
+
+        def ready(client: str) -> bool:
+            # Bootstrapped, and knowing every relay: in real time relays
+            # register over several consensuses, and a client that starts on
+            # an early one builds its paths (and Conflux legs, each with its
+            # own guard and middle) from a few relays only.
+            return _bootstrapped(starter.logs[(client, "tor")]) and (
+                _relays_known(data / "hosts" / client) >= relays
+            )
+
+        while not all(ready(c) for c in clients):
             _check(procs, data)
             if time.monotonic() > deadline:
-                waiting = [c for c in clients if not _bootstrapped(starter.logs[(c, "tor")])]
+                waiting = [
+                    f"{c} (knows {_relays_known(data / 'hosts' / c)} of {relays} relays)"
+                    for c in clients
+                    if not ready(c)
+                ]
                 raise RunError(
-                    f"clients not bootstrapped after {BOOTSTRAP_TIMEOUT:.0f} s: "
-                    f"{', '.join(waiting)}"
+                    f"clients not bootstrapped on the whole network after "
+                    f"{BOOTSTRAP_TIMEOUT:.0f} s: {', '.join(waiting)}"
                 )
             time.sleep(0.5)
         bootstrap_s = time.time() - started
