@@ -94,7 +94,9 @@ def _write_conf(
     # reach only the network's servers; Shadow's network reaches nothing else.
     (conf / conf_file("common")).write_text(common_torrc(authorities, cookie_auth=backend.local))
     (conf / conf_file("authority")).write_text(
-        authority_torrc(plan, keys, variant, backend.voting_interval)
+        authority_torrc(
+            plan, keys, variant, backend.voting_interval, stable_from_start=backend.local
+        )
     )
     servers = [f"{s.ip}:{server_port}" for s in plan.with_role("server")]
     narrow = backend.local

@@ -84,6 +84,7 @@ def authority_torrc(
     keys: dict[str, HostKeys],
     variant: Variant,
     voting_interval: int = 60,
+    stable_from_start: bool = False,
 ) -> str:
     guards = [keys[h.name].fingerprint for h in plan.with_role("guard", "exitguard")]
     exits = [keys[h.name].fingerprint for h in plan.with_role("exit", "exitguard")]
@@ -106,6 +107,13 @@ def authority_torrc(
         "TestingDirAuthVoteExitIsStrict 1",
         'ExitPolicy "reject *:*"',
     ]
+    if stable_from_start:
+        # Stable goes to relays whose uptime reaches the median, unless they
+        # have been up this long. In real time relays start seconds apart in
+        # an order that varies, so which relays were Stable (and so whether a
+        # client could build Conflux legs on distinct relays) varied from run
+        # to run; every relay is Stable from the start instead.
+        lines.append("AuthDirVoteStableGuaranteeMinUptime 0")
     if variant.consensus:
         params = " ".join(f"{k}={v}" for k, v in sorted(variant.consensus.items()))
         lines.append(f"ConsensusParams {params}")
