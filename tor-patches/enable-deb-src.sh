@@ -18,4 +18,4 @@ if [ ! -f "$dir/tornet-deb-src.sources" ] && [ -f /etc/apt/sources.list ]; then
     grep -E '^deb [^ ]*debian' /etc/apt/sources.list | sed 's/^deb /deb-src /' \
         > "$dir/tornet-deb-src.list"
 fi
-apt-get update -q
+apt-get -o DPkg::Lock::Timeout=300 update -q
