@@ -206,3 +206,17 @@ def test_runs_whose_checks_failed_are_kept_and_retried_when_asked(
     assert statuses.pop(("conflux-on", 1)) == "complete"
     assert set(statuses.values()) == {"skipped"}
     assert "checks_failed" not in read_manifest(runs[("conflux-on", 1)])  # a new run
+
+
+def test_every_configs_runs_have_an_identity() -> None:
+    from runner.network.identity import run_identity
+    from runner.spec.model import load_spec
+    from tests.conftest import ROOT
+
+    for path in sorted((ROOT / "configs").glob("*.yaml")):
+        spec = load_spec(path)
+        fingerprints = {
+            run_identity(spec, v, spec.seeds[0], "shadow", False, {})["fingerprint"]
+            for v in spec.variants
+        }
+        assert len(fingerprints) == len(spec.variants), path.name  # every variant its own

@@ -22,14 +22,29 @@ TOOLS_PART = "tools"
 _VARIANT_LABELS = ("name", "description", "factors")
 
 
-def _plain(value: Any) -> Any:
+def _canonical(value: Any) -> Any:
+    """``value`` as JSON can hold it, the same whatever the order of its
+    mappings and sets: dataclasses as mappings, mapping keys of any type
+    (a topology's latencies are keyed by pairs of regions) as JSON text."""
     if is_dataclass(value) and not isinstance(value, type):
-        return asdict(value)
+        value = asdict(value)
+    if isinstance(value, dict):
+        return {_text(_canonical(k)): _canonical(v) for k, v in value.items()}
+    if isinstance(value, set | frozenset):
+        return sorted((_canonical(v) for v in value), key=_text)
+    if isinstance(value, list | tuple):
+        return [_canonical(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
     raise TypeError(f"cannot fingerprint {type(value).__name__}")
 
 
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
 def digest(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, default=_plain, separators=(",", ":"))
+    text = json.dumps(_canonical(value), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
