@@ -180,11 +180,14 @@ def test_a_local_run_completes_and_a_rerun_finishes_what_is_missing(
     assert "127.0.0.1" not in to_relays_from
 
 
-def test_the_default_backend_is_local_without_shadow(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_default_backend_is_local_without_shadow(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     from runner.execute.run import default_backend
 
     monkeypatch.setenv("PATH", "/usr/sbin:/usr/bin:/bin")
     monkeypatch.delenv("TORNET_SHADOW", raising=False)
+    monkeypatch.setenv("TORNET_TOOLS_ROOT", str(tmp_path))  # no make tools cache either
     assert default_backend() is LOCAL
 
 
