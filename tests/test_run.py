@@ -32,15 +32,22 @@ mkdir -p shadow.data/hosts
 """
 
 
+def _stand_in_paths(tmp_path: Path, failing: str | None = "conflux-on") -> dict[str, str]:
+    """Real tor for generation, a stand-in for Shadow that fails in the
+    runs of ``failing`` (none: every run succeeds)."""
+    shadow = tmp_path / "shadow"
+    shadow.write_text(FAKE_SHADOW.replace("*conflux-on*)", f"*{failing or 'no-such-variant'}*)"))
+    shadow.chmod(shadow.stat().st_mode | stat.S_IEXEC)
+    paths = {n: str(find(n).path) for n in ("tor", "tor-gencert", "faketime")}
+    paths.update(shadow=str(shadow), tgen="/usr/bin/true", oniontrace="/usr/bin/true")
+    return paths
+
+
 @needs_tor
 def test_failed_runs_are_reported_and_retried(
     ci_small_text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    shadow = tmp_path / "shadow"
-    shadow.write_text(FAKE_SHADOW)
-    shadow.chmod(shadow.stat().st_mode | stat.S_IEXEC)
-    paths = {n: str(find(n).path) for n in ("tor", "tor-gencert", "faketime")}
-    paths.update(shadow=str(shadow), tgen="/usr/bin/true", oniontrace="/usr/bin/true")
+    paths = _stand_in_paths(tmp_path)
     tools = Tools(paths, {})
     spec = parse_spec(yaml.safe_load(ci_small_text), "ci-small.yaml")
     layout = Layout(tmp_path / "results", spec.name)
@@ -82,11 +89,7 @@ def _all_complete(spec: Spec, layout: Layout, tools: Tools) -> None:
 def test_a_changed_spec_re_runs_exactly_the_runs_it_changes(
     ci_small_text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    shadow = tmp_path / "shadow"
-    shadow.write_text(FAKE_SHADOW.replace("*conflux-on*)", "*no-such-variant*)"))
-    shadow.chmod(shadow.stat().st_mode | stat.S_IEXEC)
-    paths = {n: str(find(n).path) for n in ("tor", "tor-gencert", "faketime")}
-    paths.update(shadow=str(shadow), tgen="/usr/bin/true", oniontrace="/usr/bin/true")
+    paths = _stand_in_paths(tmp_path, failing=None)
     tools = Tools(paths, {"shadow": "3.3.0"})
     spec = parse_spec(yaml.safe_load(ci_small_text), "ci-small.yaml")
     layout = Layout(tmp_path / "results", spec.name)
@@ -149,11 +152,7 @@ def test_results_are_found_by_their_manifests_not_by_what_is_installed(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    shadow = tmp_path / "shadow"
-    shadow.write_text(FAKE_SHADOW.replace("*conflux-on*)", "*no-such-variant*)"))
-    shadow.chmod(shadow.stat().st_mode | stat.S_IEXEC)
-    paths = {n: str(find(n).path) for n in ("tor", "tor-gencert", "faketime")}
-    paths.update(shadow=str(shadow), tgen="/usr/bin/true", oniontrace="/usr/bin/true")
+    paths = _stand_in_paths(tmp_path, failing=None)
     spec_path = tmp_path / "ci-small.yaml"
     spec_path.write_text(ci_small_text)
     spec = parse_spec(yaml.safe_load(ci_small_text), str(spec_path))
@@ -184,11 +183,7 @@ def test_results_are_found_by_their_manifests_not_by_what_is_installed(
 def test_runs_whose_checks_failed_are_kept_and_retried_when_asked(
     ci_small_text: str, tmp_path: Path
 ) -> None:
-    shadow = tmp_path / "shadow"
-    shadow.write_text(FAKE_SHADOW.replace("*conflux-on*)", "*no-such-variant*)"))
-    shadow.chmod(shadow.stat().st_mode | stat.S_IEXEC)
-    paths = {n: str(find(n).path) for n in ("tor", "tor-gencert", "faketime")}
-    paths.update(shadow=str(shadow), tgen="/usr/bin/true", oniontrace="/usr/bin/true")
+    paths = _stand_in_paths(tmp_path, failing=None)
     tools = Tools(paths, {})
     spec = parse_spec(yaml.safe_load(ci_small_text), "ci-small.yaml")
     layout = Layout(tmp_path / "results", spec.name)
