@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from runner.errors import PrerequisiteError
+from runner.tools.steps import logged_step
 from runner.tools.upstream import BUILDS, PYTHON_REQUIREMENTS, PYTHON_TOOLS, Build, PythonTool
 
 COMPLETE = ".complete"
@@ -68,34 +69,6 @@ def _build_env() -> dict[str, str]:
     return env
 
 
-def _run(
-    name: str,
-    step: str,
-    argv: list[str],
-    cwd: Path,
-    log: Path,
-    env: dict[str, str],
-    hint: str = "",
-) -> None:
-    print(f"{name}: {step}", flush=True)
-    with log.open("a") as out:
-        out.write(f"\n$ {' '.join(argv)}\n")
-        out.flush()
-        try:
-            code = subprocess.run(
-                argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=env
-            ).returncode
-        except OSError as exc:
-            out.write(f"{exc}\n")
-            code = 127
-    if code != 0:
-        tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
-        raise PrerequisiteError(
-            f"{name}: {step} failed (exit {code}); see {log}:\n{tail}"
-            + (f"\n{hint}" if hint else "")
-        )
-
-
 def _git_output(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
     proc = subprocess.run(["git", *argv], cwd=cwd, capture_output=True, text=True, env=env)
     return proc.stdout.strip() if proc.returncode == 0 else ""
@@ -131,13 +104,13 @@ def check_rust(name: str, minimum: tuple[int, int], env: dict[str, str]) -> None
 def checkout(build: Build, where: Path, log: Path, env: dict[str, str]) -> Path:
     """Clone the upstream URL, check that the tag is the pinned commit, check it out."""
     src = where / "src"
-    _run(
+    logged_step(
         build.name,
         f"clone {build.url}",
         ["git", "clone", "-q", build.url, str(src)],
         where,
         log,
-        env,
+        env=env,
         hint=MIRROR_HINT,
     )
     tagged = _git_output(["rev-parse", "--verify", "-q", f"{build.tag}^{{commit}}"], src, env)
@@ -147,13 +120,13 @@ def checkout(build: Build, where: Path, log: Path, env: dict[str, str]) -> Path:
             f"{build.name}: tag {build.tag} at {build.url} {found}, not the pinned "
             f"{build.commit}; refusing to build a moved tag"
         )
-    _run(
+    logged_step(
         build.name,
         f"check out {build.tag}",
         ["git", "-c", "advice.detachedHead=false", "checkout", "-q", "--detach", build.commit],
         src,
         log,
-        env,
+        env=env,
     )
     return src
 
@@ -197,7 +170,7 @@ def _build_one(build: Build, jobs: int, root: Path | None) -> Path:
     prefix = where / "install"
     values = {"prefix": str(prefix), "jobs": str(jobs), "src": str(src)}
     for step, argv in build.steps:
-        _run(build.name, step, [arg.format(**values) for arg in argv], src, log, env)
+        logged_step(build.name, step, [arg.format(**values) for arg in argv], src, log, env=env)
     binary = prefix / build.binary
     if not binary.is_file():
         raise PrerequisiteError(f"{build.name}: the build made no {build.binary}; see {log}")

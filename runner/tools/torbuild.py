@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.errors import PrerequisiteError
+from runner.tools.steps import logged_step
 
 PATCH_DIR = Path(__file__).resolve().parents[2] / "tor-patches"
 CONFIGURE_FLAGS = ("--disable-asciidoc", "--disable-manpage", "--disable-html-manual")
@@ -110,21 +111,7 @@ def _sha256(path: Path) -> str:
 
 
 def _step(name: str, cmd: list[str], cwd: Path, log: Path, stdin: Path | None = None) -> None:
-    print(f"tor build: {name}", flush=True)
-    with log.open("a") as out:
-        out.write(f"\n$ {' '.join(cmd)}\n")
-        out.flush()
-        handle = stdin.open() if stdin else None
-        try:
-            code = subprocess.run(
-                cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, stdin=handle
-            ).returncode
-        finally:
-            if handle:
-                handle.close()
-    if code != 0:
-        tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
-        raise PrerequisiteError(f"tor build: {name} failed (exit {code}); see {log}:\n{tail}")
+    logged_step("tor build", name, cmd, cwd, log, stdin=stdin)
 
 
 def fetch_and_verify(source: TorSource, into: Path, log: Path) -> Path:
