@@ -18,6 +18,7 @@ from runner.analyses.answers import (
     seeds_needed,
     verdict,
 )
+from runner.analyses.power import Target, decisive_probability
 from runner.errors import SpecError
 from runner.report.answers import answers_section
 from runner.report.stats import Estimate
@@ -113,15 +114,16 @@ def test_the_four_verdicts() -> None:
 
 
 def test_seeds_needed_grow_with_the_spread_between_seeds() -> None:
-    assert seeds_needed([0.1], 0.1) is None
-    calm = seeds_needed([-0.10, -0.12, -0.08], 0.10)
-    wild = seeds_needed([-0.40, 0.20, -0.10], 0.10)
+    assert seeds_needed([0.1], FASTER) is None
+    calm = seeds_needed([-0.30, -0.34, -0.26], FASTER)
+    wild = seeds_needed([-0.60, 0.05, -0.35], FASTER)
     assert calm is not None and wild is not None and calm < wild
-    # the rule's target: at that many seeds the interval is narrower than the change
-    from runner.analyses.answers import interval_width
-
-    assert interval_width([-0.40, 0.20, -0.10], wild) < 0.10
-    assert interval_width([-0.40, 0.20, -0.10], wild - 1) >= 0.10
+    # the prediction's target: at that many seeds a decisive verdict is likely (80%)
+    logs = [-0.60, 0.05, -0.35]
+    effect, sd = float(np.mean(logs)), float(np.std(logs, ddof=1))
+    target = Target(-1, 0.10)
+    assert decisive_probability(effect, sd, wild, target) >= 0.8
+    assert decisive_probability(effect, sd, wild - 1, target) < 0.8
 
 
 def _rows(variant: str, seed: int, ttlb: float, n: int = 20) -> list[TransferRow]:
@@ -154,10 +156,52 @@ def test_an_undetermined_answer_says_how_many_seeds_would_settle_it() -> None:
     found = answer(FASTER, rows, [])
     assert found.verdict == UNDETERMINED and found.seeds_needed and found.seeds_needed > 3
     text = "\n".join(answers_section([found]))
-    assert f"about {found.seeds_needed} seeds would likely resolve it" in text
+    assert f"about {found.seeds_needed} seeds would decide it with 80% probability" in text
     assert "| h |" in text and "| 3 |" in text
     assert math.isfinite(found.estimate.mean)
 
 
 def test_without_hypotheses_the_report_says_everything_is_exploratory() -> None:
     assert "every comparison in the report is exploratory" in "\n".join(answers_section([]))
+
+
+def _client(variant: str, seed: int, host: str, times: list[float]) -> list[TransferRow]:
+    return [
+        TransferRow(variant, seed, host, "perf", True, 5 * 2**20, 0.0, 0.5, t, True, "")
+        for t in times
+    ]
+
+
+def test_every_client_counts_once_however_many_transfers_it_finished() -> None:
+    # Under the reference, a fast client finishes five times as many
+    # transfers (2 s each) as a slow one (20 s each); under the variant both
+    # take 5 s. Pooling transfers, the fast client outvotes the slow one and
+    # the variant looks 150% slower; with each client counted once (the
+    # median of the two clients' medians, 11 s) it is 55% faster.
+    rows = []
+    for seed in range(1, 6):
+        jitter = 1 + seed / 100
+        rows += _client("conflux-off", seed, "fast", [2.0 * jitter] * 10)
+        rows += _client("conflux-off", seed, "slow", [20.0 * jitter] * 2)
+        rows += _client("conflux-on", seed, "fast", [5.0] * 10)
+        rows += _client("conflux-on", seed, "slow", [5.0] * 10)
+    found = answer(FASTER, rows, [])
+    assert found.estimate.mean == pytest.approx(5 / 11 - 1, abs=0.02)
+    assert found.verdict == SUPPORTED
+
+
+def test_two_seeds_give_no_interval_to_read_as_an_answer() -> None:
+    rows = []
+    for seed in (1, 2):
+        rows += _rows("conflux-off", seed, 10.0) + _rows("conflux-on", seed, 5.0)
+    found = answer(FASTER, rows, [])
+    assert found.too_few and found.verdict == UNDETERMINED
+    text = "\n".join(answers_section([found]))
+    assert "too few seeds (2) for an interval" in text and "(no interval)" in text
+    assert "[" not in text.split("| h |")[1].split("|")[2]  # the change column has no bounds
+    four = []
+    for seed in range(1, 5):
+        four += _rows("conflux-off", seed, 10.0) + _rows("conflux-on", seed, 5.0)
+    found = answer(FASTER, four, [])
+    assert found.verdict == SUPPORTED and found.few
+    assert "rests on a normal spread between only 4 seeds" in "\n".join(answers_section([found]))

@@ -10,7 +10,7 @@ from runner.analyses.transfers import (
     summarize,
     transfers_per_size,
 )
-from runner.report.stats import dkw_epsilon, mean_ci
+from runner.report.stats import mean_ci
 from runner.report.transfers import completion_failure
 from runner.tables.rows import CircuitRow, TransferRow
 
@@ -97,11 +97,6 @@ def test_completion_check_catches_silent_and_failing_clients() -> None:
     assert checks["perfclient1exit"].ok
     assert not checks["perfclient2exit"].ok
     assert not checks["perfclient3exit"].ok and checks["perfclient3exit"].attempted == 0
-
-
-def test_dkw_band_shrinks_with_n() -> None:
-    assert dkw_epsilon(100) == pytest.approx(0.1358, abs=1e-3)
-    assert dkw_epsilon(400) < dkw_epsilon(100)
 
 
 def _leg(variant: str, host: str, circ: str, cfx: str) -> CircuitRow:

@@ -5,8 +5,16 @@ Verdicts, for a change expected in direction d with smallest change m:
 supported (the whole interval is beyond m in direction d), no change that
 matters (the whole interval inside +-m), contradicted (the whole interval on
 the other side of zero, and not inside +-m), otherwise undetermined, with the seeds that
-would likely make the interval narrower than m, from the spread between the
-seeds seen so far.
+would give a decisive verdict with 80% probability, from the change and the
+spread between the seeds seen so far (runner/analyses/power.py).
+
+Each seed's statistic counts every measured client once (the median over
+clients of each client's quantile, runner/report/stats.client_quantile):
+a fast client that finishes many transfers does not outvote a slow one.
+Seeds are the unit: the interval is across seeds, at the 95% t value, or at
+the sequential design's boundary where the seeds ran in rounds
+(runner/analyses/sequential.py). Under 3 seeds there is no interval to
+read; under 5 a verdict rests on the seeds' spread being normal.
 """
 
 from __future__ import annotations
@@ -15,14 +23,17 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import stats as scipy_stats
 
 from runner.analyses.client_bandwidth import ClientBandwidth
 from runner.analyses.mctor import Round
+from runner.analyses.power import Target, seeds_to_decisive
+from runner.analyses.sequential import SequentialDesign
 from runner.analyses.transfers import METRICS
-from runner.report.stats import Estimate, paired_change, quantile
+from runner.report.stats import Estimate, client_quantile, paired_change
 from runner.spec.hypotheses import QUANTILE_METRICS, Hypothesis
 from runner.tables.rows import TransferRow
 
@@ -30,7 +41,8 @@ SUPPORTED = "supported"
 CONTRADICTED = "contradicted"
 NO_CHANGE = "no change that matters"
 UNDETERMINED = "undetermined"
-MAX_SEEDS = 1000  # beyond this, "more than 1000" is the honest answer
+MIN_INTERVAL_SEEDS = 3  # fewer give an interval too wide to read as an answer
+NORMAL_SPREAD_SEEDS = 5  # fewer: a verdict rests on the seeds' spread being normal
 
 
 @dataclass(frozen=True)
@@ -40,6 +52,16 @@ class Answer:
     verdict: str
     seeds_needed: int | None = None  # for an undetermined verdict, if the spread is known
     bootstrap: Estimate | None = None
+    critical: float | None = None  # the t value of the interval
+    look: int | None = None  # the sequential design's look (0-based), if in rounds
+
+    @property
+    def too_few(self) -> bool:
+        return self.estimate.n < MIN_INTERVAL_SEEDS
+
+    @property
+    def few(self) -> bool:
+        return self.estimate.n < NORMAL_SPREAD_SEEDS
 
 
 def verdict(estimate: Estimate, h: Hypothesis) -> str:
@@ -58,25 +80,14 @@ def verdict(estimate: Estimate, h: Hypothesis) -> str:
     return UNDETERMINED
 
 
-def interval_width(log_ratios: Sequence[float], n: int) -> float:
-    """The width, as a change, of the 95% interval that ``n`` seeds with the
-    spread of ``log_ratios`` would give, centred where these are."""
-    sd = float(np.std(log_ratios, ddof=1))
-    half = float(scipy_stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
-    centre = float(np.mean(log_ratios))
-    return math.exp(centre + half) - math.exp(centre - half)
-
-
-def seeds_needed(log_ratios: Sequence[float], smallest_change: float) -> int | None:
-    """The fewest seeds whose interval would be narrower than the smallest
-    change that matters (the stopping rule's target), if the seeds so far
-    tell the spread; None if they cannot (fewer than two)."""
+def seeds_needed(log_ratios: Sequence[float], h: Hypothesis) -> int | None:
+    """The fewest seeds likely (80%) to give a decisive verdict, if the seeds
+    so far tell the change and its spread; None if they cannot (under two)."""
     if len(log_ratios) < 2:
         return None
-    for n in range(2, MAX_SEEDS + 1):
-        if interval_width(log_ratios, n) < smallest_change:
-            return n
-    return MAX_SEEDS + 1
+    effect = float(np.mean(log_ratios))
+    sd = float(np.std(log_ratios, ddof=1))
+    return seeds_to_decisive(effect, sd, Target(h.direction, h.smallest_change))
 
 
 def _per_seed_samples(
@@ -84,10 +95,10 @@ def _per_seed_samples(
     transfers: Iterable[TransferRow],
     bandwidths: Sequence[ClientBandwidth],
     rounds: Sequence[Round],
-) -> tuple[dict[tuple[str, int], list[float]], Callable[[Sequence[float]], float]]:
+) -> tuple[dict[tuple[str, int], Any], Callable[[Any], float]]:
     """(variant, seed) -> the values the hypothesis's statistic is taken over,
     and that statistic."""
-    samples: dict[tuple[str, int], list[float]] = defaultdict(list)
+    samples: dict[tuple[str, int], Any] = defaultdict(list)
     if h.metric == "round_completion":
         for r in rounds:
             if r.completion is not None and (h.phase is None or r.phase == h.phase):
@@ -104,6 +115,9 @@ def _per_seed_samples(
                 samples[(b.variant, b.seed)].append(b.kib_per_s)
         return samples, lambda values: float(np.mean(values))
     value_of = METRICS[h.metric]
+    by_client: dict[tuple[str, int], dict[str, list[float]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
     for row in transfers:
         if not row.measured or not row.success:
             continue
@@ -111,9 +125,9 @@ def _per_seed_samples(
             continue
         value = value_of(row)
         if value is not None:
-            samples[(row.variant, row.seed)].append(value)
+            by_client[(row.variant, row.seed)][row.host].append(value)
     q = h.quantile if h.metric in QUANTILE_METRICS else 0.5
-    return samples, lambda values: quantile(values, q)
+    return by_client, lambda values: client_quantile(values, q)
 
 
 def answer(
@@ -121,19 +135,28 @@ def answer(
     transfers: Iterable[TransferRow],
     bandwidths: Sequence[ClientBandwidth],
     rounds: Sequence[Round] = (),
+    design: SequentialDesign | None = None,
+    seeds_ran: int | None = None,
 ) -> Answer:
+    """``design``: the seeds ran in rounds of this design, ``seeds_ran`` of
+    them so far; the interval is that look's repeated confidence interval."""
     samples, statistic = _per_seed_samples(h, transfers, bandwidths, rounds)
     seeds = [
         (values, samples.get((h.reference, seed), []))
         for (variant, seed), values in sorted(samples.items())
         if variant == h.variant
     ]
-    change = paired_change(seeds, statistic)
+    paired = sum(1 for v, r in seeds if len(v) and len(r))
+    look = critical = None
+    if design is not None and paired >= 2:
+        look = design.look_of(seeds_ran if seeds_ran is not None else paired)
+        critical = design.t_critical(look, paired)
+    change = paired_change(seeds, statistic, critical)
     estimate, boot = change.estimate, change.bootstrap
-    found = verdict(estimate, h)
+    found = verdict(estimate, h) if estimate.n >= MIN_INTERVAL_SEEDS else UNDETERMINED
     needed = (
-        seeds_needed([math.log(r) for r in change.ratios], h.smallest_change)
-        if found == UNDETERMINED
-        else None
+        seeds_needed([math.log(r) for r in change.ratios], h) if found == UNDETERMINED else None
     )
-    return Answer(h, estimate, found, needed, boot)
+    if critical is None and estimate.n >= 2:
+        critical = float(scipy_stats.t.ppf(0.975, estimate.n - 1))
+    return Answer(h, estimate, found, needed, boot, critical, look)

@@ -13,6 +13,9 @@ from typing import Any
 
 MANIFEST = "manifest.json"
 
+# CPU seconds a run used, per phase (generate, simulate, collect): its cost.
+CPU_PHASES = "cpu_phases_s"
+
 STATUS_GENERATED = "generated"
 STATUS_COMPLETE = "complete"
 STATUS_FAILED = "failed"
@@ -39,6 +42,18 @@ def run_status(run_dir: Path) -> str | None:
         return str(read_manifest(run_dir).get("status"))
     except (OSError, ValueError):
         return None
+
+
+def run_cpu_seconds(run_dir: Path) -> float | None:
+    """The CPU seconds a run used in all its phases; None if its manifest
+    does not say (runs made before CPU was recorded)."""
+    try:
+        phases = read_manifest(run_dir).get(CPU_PHASES)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(phases, dict) or "simulate" not in phases:
+        return None
+    return float(sum(phases.values()))
 
 
 def backends_with_runs(candidates: dict[str, Path]) -> list[str]:

@@ -27,8 +27,9 @@ from runner.execute.cpus import OFF, OWN_CPUS, CpuSlots, Placement, choose_place
 from runner.execute.local import run as local_run
 from runner.execute.local.netns import run_in_namespace
 from runner.execute.local.procs import kill_all
-from runner.execute.local.run import machine_slot, run_local
+from runner.execute.local.run import PROCESSES_CPU, machine_slot, run_local
 from runner.execute.manifest import (
+    CPU_PHASES,
     STATUS_COMPLETE,
     STATUS_FAILED,
     read_manifest,
@@ -148,9 +149,12 @@ def run_one(
         run_dir.rename(aside)
     try:
         reporter.phase(label, "generate")
+        cpu_started = time.thread_time()
         generate_run(
             spec, variant, task.seed, task.layout, tools, list(task.command), threads, backend
         )
+        # The runner's own work; the short tool calls it makes are not counted.
+        generate_cpu = time.thread_time() - cpu_started
         on_progress = lambda pct: reporter.percent(label, pct)  # noqa: E731
         waited = 0.0
         if backend.local:
@@ -176,12 +180,14 @@ def run_one(
                     spec.duration.local_measure,
                     on_progress,
                 )
+            run_cpu = phases.pop(PROCESSES_CPU, 0.0)
             manifest["phases"] |= phases
         else:
             reporter.phase(label, "simulate")
             started = time.monotonic()
-            run_shadow(run_dir, tools.paths["shadow"], threads, on_progress, cpus, pin)
+            run_cpu = run_shadow(run_dir, tools.paths["shadow"], threads, on_progress, cpus, pin)
             manifest = read_manifest(run_dir)
+        manifest[CPU_PHASES] = {"generate": round(generate_cpu, 3), "simulate": run_cpu}
         # Work, not waiting: the time waited for the machine is kept apart.
         manifest["phases"]["simulate_s"] = round(time.monotonic() - started, 3)
         manifest["phases"]["wait_s"] = round(waited, 3)

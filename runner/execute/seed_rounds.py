@@ -1,11 +1,14 @@
-"""Seeds until answered: ``seeds: {min, max, step}`` runs ``min`` seeds, then
-``step`` more at a time, until every hypothesis's 95% interval is narrower
-than its smallest change that matters, or ``max`` seeds have run.
+"""Seeds until answered: ``seeds: {min, max, step}`` runs ``min`` seeds
+(5 unless the spec says otherwise), then ``step`` more at a time, until
+every hypothesis has a decisive verdict (supported, no change that matters,
+or contradicted), or ``max`` seeds have run.
 
-The rule looks only at the intervals' widths, never at which side of zero
-they lie, so stopping does not favour an answer. Each round is recorded in
-``results/<exp>/seed_rounds.json``; the report says how many rounds ran and
-why they stopped, and ``collect`` and ``compare`` use the seeds it lists.
+Each look's interval is a repeated confidence interval of the spec's
+group-sequential design (runner/analyses/sequential.py), so stopping on the
+first decisive look keeps the chance of a wrong verdict at 5%. Each round is
+recorded in ``results/<exp>/seed_rounds.json`` with the boundary it used and
+each hypothesis's verdict; the report says how many rounds ran and why they
+stopped, and ``collect`` and ``compare`` use the seeds it lists.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from runner.analyses.answers import Answer
+from runner.analyses.answers import UNDETERMINED, Answer
+from runner.analyses.sequential import SequentialDesign
 from runner.execute.manifest import write_json_atomic
 from runner.layout import Layout
 from runner.spec.model import Spec
@@ -26,41 +30,44 @@ ROUNDS_FILE = "seed_rounds.json"
 @dataclass(frozen=True)
 class RoundResult:
     seeds: tuple[int, ...]
-    widths: dict[str, float | None]  # hypothesis -> its interval's width (a change)
+    verdicts: dict[str, str]  # hypothesis -> its verdict at this look
+    intervals: dict[str, list[float | None]]  # hypothesis -> [low, high], as changes
+    critical: float | None  # the t value of this look's intervals
     answered: bool
 
 
-def width(a: Answer) -> float | None:
-    low, high = a.estimate.low, a.estimate.high
-    return None if low is None or high is None else high - low
-
-
 def all_answered(found: list[Answer]) -> bool:
-    """Every interval narrower than its hypothesis's smallest change."""
-    return all((w := width(a)) is not None and w < a.hypothesis.smallest_change for a in found)
+    """Every hypothesis decisive, from enough seeds for an interval."""
+    return all(a.verdict != UNDETERMINED and not a.too_few for a in found)
+
+
+def design(spec: Spec) -> SequentialDesign:
+    assert spec.seed_rounds is not None
+    r = spec.seed_rounds
+    return SequentialDesign.from_rounds(r.min, r.max, r.step)
 
 
 def next_seeds(spec: Spec, seeds: tuple[int, ...]) -> tuple[int, ...]:
     assert spec.seed_rounds is not None
-    more = min(spec.seed_rounds.step, spec.seed_rounds.max - len(seeds))
+    looks = design(spec).looks
+    more = next((n for n in looks if n > len(seeds)), spec.seed_rounds.max) - len(seeds)
     first = max(seeds) + 1
     return seeds + tuple(range(first, first + more))
 
 
 def stop_reason(spec: Spec, rounds: list[RoundResult], found: list[Answer]) -> str:
     seeds = len(rounds[-1].seeds)
+    critical = rounds[-1].critical
+    at = f" (t = {critical:.2f})" if critical is not None else ""
     if rounds[-1].answered:
         return (
-            f"after {seeds} seeds every hypothesis's 95% interval was narrower than its "
-            "smallest change that matters"
+            f"after {seeds} seeds every hypothesis had a decisive verdict at look "
+            f"{len(rounds)}'s boundary{at}"
         )
-    wide = ", ".join(
-        f"{a.hypothesis.name} ({'no interval' if width(a) is None else f'{width(a):.0%}'} "
-        f"wide, needs < {a.hypothesis.smallest_change:.0%})"
-        for a in found
-        if (w := width(a)) is None or w >= a.hypothesis.smallest_change
+    open_ones = ", ".join(
+        a.hypothesis.name for a in found if a.verdict == UNDETERMINED or a.too_few
     )
-    return f"reached the most seeds the spec allows ({seeds}); still too wide: {wide}"
+    return f"reached the most seeds the spec allows ({seeds}){at}; still undetermined: {open_ones}"
 
 
 def run_in_rounds(
@@ -72,6 +79,7 @@ def run_in_rounds(
     """Run rounds of seeds until answered; return the spec with every seed
     that ran, and the worst exit code of the rounds' runs."""
     assert spec.seed_rounds is not None
+    plan = design(spec)
     seeds = spec.seeds
     rounds: list[RoundResult] = []
     worst = 0
@@ -80,8 +88,15 @@ def run_in_rounds(
         print(f"seed round {len(rounds) + 1}: seeds {', '.join(map(str, seeds))}")
         worst = max(worst, run_round(current))
         found = answer_round(current)
+        criticals = [a.critical for a in found if a.critical is not None]
         rounds.append(
-            RoundResult(seeds, {a.hypothesis.name: width(a) for a in found}, all_answered(found))
+            RoundResult(
+                seeds,
+                {a.hypothesis.name: a.verdict for a in found},
+                {a.hypothesis.name: [a.estimate.low, a.estimate.high] for a in found},
+                max(criticals) if criticals else None,
+                all_answered(found),
+            )
         )
         if rounds[-1].answered or len(seeds) >= spec.seed_rounds.max:
             break
@@ -96,9 +111,18 @@ def run_in_rounds(
                 "min": spec.seed_rounds.min,
                 "max": spec.seed_rounds.max,
                 "step": spec.seed_rounds.step,
+                "looks": list(plan.looks),
+                "t_boundaries": [round(plan.t_critical(k, n), 4) for k, n in enumerate(plan.looks)],
             },
             "rounds": [
-                {"seeds": list(r.seeds), "widths": r.widths, "answered": r.answered} for r in rounds
+                {
+                    "seeds": list(r.seeds),
+                    "verdicts": r.verdicts,
+                    "intervals": r.intervals,
+                    "critical": r.critical,
+                    "answered": r.answered,
+                }
+                for r in rounds
             ],
             "stopped": reason,
         },

@@ -43,8 +43,10 @@ def run_shadow(
     on_progress: Callable[[int], None] | None = None,
     cpus: frozenset[int] | None = None,
     pin: bool = True,
-) -> None:
-    """Simulate ``run_dir``; RunError if Shadow fails or a process misbehaves.
+) -> float:
+    """Simulate ``run_dir``; return the CPU seconds Shadow and the processes
+    it ran used (user and system). RunError if Shadow fails or a process
+    misbehaves.
 
     ``cpus``: the CPUs this Shadow may use (it pins its threads inside them);
     ``pin`` False turns Shadow's CPU pinning off.
@@ -82,7 +84,11 @@ def run_shadow(
                 match = _PROGRESS.search(line)
                 if match and on_progress is not None:
                     on_progress(int(match.group(1)))
-            code = proc.wait()
+            # wait4, not wait: the exit's resource usage counts Shadow's
+            # threads and every process it ran and reaped.
+            _, status, usage = os.wait4(proc.pid, 0)
+            code = os.waitstatus_to_exitcode(status)
+            proc.returncode = code
         except BaseException:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
@@ -94,3 +100,4 @@ def run_shadow(
         raise RunError(
             f"shadow exited with status {code} (see {log})" + (f":\n{summary}" if summary else "")
         )
+    return round(usage.ru_utime + usage.ru_stime, 3)

@@ -2,24 +2,67 @@
 
 from __future__ import annotations
 
-from runner.analyses.answers import MAX_SEEDS, UNDETERMINED, Answer, answer
+from runner.analyses.answers import UNDETERMINED, Answer, answer
 from runner.analyses.client_bandwidth import per_client, read_clients
 from runner.analyses.mctor import Round, rounds
+from runner.analyses.power import MAX_SEEDS
+from runner.analyses.sequential import SequentialDesign
+from runner.execute.manifest import run_cpu_seconds
 from runner.layout import Layout
 from runner.report.markdown import table
 from runner.report.mctor import class_phases
+from runner.report.stats import number
 from runner.spec.model import Spec
 from runner.tables.rows import TransferRow, read_served
 
 
-def _verdict_text(a: Answer) -> str:
-    if a.verdict != UNDETERMINED:
-        return a.verdict
+def design_of(spec: Spec) -> SequentialDesign | None:
+    """The sequential design of a spec that runs seeds in rounds."""
+    r = spec.seed_rounds
+    return None if r is None else SequentialDesign.from_rounds(r.min, r.max, r.step)
+
+
+def _prediction(a: Answer) -> str:
     if a.seeds_needed is None:
-        return f"{UNDETERMINED}: too few seeds to tell how many would resolve it"
+        return "too few seeds to predict how many would decide it"
     if a.seeds_needed > MAX_SEEDS:
-        return f"{UNDETERMINED}: more than {MAX_SEEDS} seeds would be needed"
-    return f"{UNDETERMINED}: about {a.seeds_needed} seeds would likely resolve it"
+        return f"more than {MAX_SEEDS} seeds would be needed"
+    return f"about {a.seeds_needed} seeds would decide it with 80% probability (`runner plan`)"
+
+
+def _verdict_text(a: Answer) -> str:
+    if a.too_few:
+        return f"too few seeds ({a.estimate.n}) for an interval: {_prediction(a)}"
+    if a.verdict == UNDETERMINED:
+        return f"{UNDETERMINED}: {_prediction(a)}"
+    if a.few:
+        return f"{a.verdict} (rests on a normal spread between only {a.estimate.n} seeds)"
+    return a.verdict
+
+
+def _change_text(a: Answer) -> str:
+    if a.too_few:
+        return a.estimate.format(100, "%").split(" [")[0] + " (no interval)"
+    text = a.estimate.format(100, "%")
+    if a.look is not None and a.critical is not None:
+        text += f" (look {a.look + 1}, t = {a.critical:.2f})"
+    return text
+
+
+def cpu_hours(spec: Spec, layout: Layout, a: Answer) -> float | None:
+    """The CPU-hours of the runs behind an answer (its variant's and its
+    reference's, at every seed in use); None if a run did not record them."""
+    total = 0.0
+    for seed in spec.seeds:
+        for variant in (a.hypothesis.variant, a.hypothesis.reference):
+            run_dir = layout.run_dir(variant, seed)
+            if not run_dir.is_dir():
+                continue
+            seconds = run_cpu_seconds(run_dir)
+            if seconds is None:
+                return None
+            total += seconds
+    return total / 3600
 
 
 def answers(spec: Spec, layout: Layout, transfers: list[TransferRow]) -> list[Answer]:
@@ -29,41 +72,66 @@ def answers(spec: Spec, layout: Layout, transfers: list[TransferRow]) -> list[An
     if any(h.metric == "round_completion" for h in spec.hypotheses):
         served = read_served(layout.served_csv) if layout.served_csv.is_file() else []
         all_rounds = rounds(transfers, served, class_phases(spec))
-    return [answer(h, transfers, bandwidths, all_rounds) for h in spec.hypotheses]
+    design = design_of(spec)
+    return [
+        answer(h, transfers, bandwidths, all_rounds, design, len(spec.seeds))
+        for h in spec.hypotheses
+    ]
 
 
-def answers_section(found: list[Answer]) -> list[str]:
+INTRO = (
+    "Each hypothesis the spec states, answered: the change of the variant against its "
+    "reference and a verdict. A seed (one sampled network) is the unit: per seed, the "
+    "statistic counts every measured client once (the median over clients of each client's "
+    "median, or quantile, of the metric), the change is the variant's over the reference's "
+    "on the same seed, and the interval is a t interval across seeds on the log scale (the "
+    "geometric mean of the ratios; it cannot pass -100%). *Supported*: the whole interval "
+    "lies beyond the smallest change that matters, in the expected direction. *No change "
+    "that matters*: the whole interval lies within plus or minus that change. "
+    "*Contradicted*: otherwise, the whole interval lies on the other side of zero. "
+    "Otherwise *undetermined*, with the seeds `runner plan` predicts would give a decisive "
+    "verdict with 80% probability. Under 3 seeds there is no interval; under 5 a verdict "
+    "rests on the seeds' spread being normal."
+)
+ROUNDS_NOTE = (
+    "The seeds ran in rounds with a group-sequential stopping rule (repeated confidence "
+    "intervals at O'Brien-Fleming-type boundaries): each look's interval is wider than a "
+    "fixed-size 95% one, by the t value shown, so that stopping at whichever look gives "
+    "verdicts keeps the chance of a wrong verdict at 5%."
+)
+
+
+def answers_section(
+    found: list[Answer], cpu: list[float | None] | None = None, rounds: bool = False
+) -> list[str]:
+    """The section; ``cpu``: the CPU-hours behind each answer, in order."""
     lines = ["", "## Answers", ""]
     if not found:
         return lines + [
             "This spec states no hypotheses, so nothing below is a test: every comparison "
             "in the report is exploratory."
         ]
-    lines += [
-        "Each hypothesis the spec states, answered: the change of the variant against its "
-        "reference (the geometric mean of the per-seed ratios, with a 95% t interval on "
-        "the log scale) and a verdict. *Supported*: the whole interval lies beyond the "
-        "smallest change that matters, in the expected direction. *No change that "
-        "matters*: the whole interval lies within plus or minus that change. "
-        "*Contradicted*: otherwise, the whole interval lies on the other side of zero. "
-        "Otherwise *undetermined*, "
-        "with the seeds that would likely narrow the interval below that change, from "
-        "the spread between the seeds so far.",
-        "",
-    ]
+    lines += [INTRO, ""]
+    if rounds:
+        lines += [ROUNDS_NOTE, ""]
     bootstrapped = any(a.bootstrap for a in found)
     header = ["hypothesis", "what it tests", "change [95% CI]", "seeds", "verdict"]
+    if cpu is not None:
+        header.insert(4, "CPU-hours")
     if bootstrapped:
         header.insert(3, "bootstrap check")
     rows = []
-    for a in found:
+    for i, a in enumerate(found):
         row = [
             a.hypothesis.name,
             a.hypothesis.describe(),
-            a.estimate.format(100, "%"),
+            _change_text(a),
             str(a.estimate.n),
             _verdict_text(a),
         ]
+        if cpu is not None:
+            hours = cpu[i]
+            row.insert(4, "n/a" if hours is None else number(hours, 2))
         if bootstrapped:
             row.insert(3, a.bootstrap.format(100, "%") if a.bootstrap else "n/a")
         rows.append(row)

@@ -15,7 +15,7 @@ from runner.execute.manifest import STATUS_COMPLETE, read_manifest
 from runner.execute.seed_rounds import read_rounds
 from runner.layout import Layout, partial_path
 from runner.network.identity import TOOLS_PART, changed_parts, spec_parts
-from runner.report.answers import answers, answers_section
+from runner.report.answers import answers, answers_section, cpu_hours
 from runner.report.html import write_html
 from runner.report.markdown import table
 from runner.spec.model import Spec
@@ -192,10 +192,17 @@ def _rounds_line(spec: Spec, layout: Layout) -> list[str]:
     if not data:
         return ["- seed rounds: none recorded (run `runner experiment` to run them)"]
     counts = ", ".join(str(len(r["seeds"])) for r in data["rounds"])
+    rule = data.get("rule", {})
+    bounds = ", ".join(
+        f"{n} seeds: t = {t}"
+        for n, t in zip(rule.get("looks", []), rule.get("t_boundaries", []), strict=False)
+    )
     return [
         f"- seed rounds: {len(data['rounds'])} ({counts} seeds; rule: {spec.seed_rounds.min} "
-        f"to {spec.seed_rounds.max} seeds, {spec.seed_rounds.step} more a round); "
-        f"stopped: {data['stopped']}"
+        f"to {spec.seed_rounds.max} seeds, {spec.seed_rounds.step} more a round, stopping "
+        "when every hypothesis is decisive at the look's group-sequential boundary"
+        + (f" ({bounds})" if bounds else "")
+        + f"); stopped: {data['stopped']}"
     ]
 
 
@@ -231,7 +238,10 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
     lines = _what_ran(spec, layout, manifests, damage)
     # The answers open the report, right after its title and description.
     first = next((i for i, line in enumerate(lines) if line.startswith("## ")), len(lines))
-    answered = answers_section(answers(spec, layout, inputs.transfers))
+    found = answers(spec, layout, inputs.transfers)
+    answered = answers_section(
+        found, [cpu_hours(spec, layout, a) for a in found], spec.seed_rounds is not None
+    )
     lines[first:first] = [*answered[1:], ""]
     table_lines = [line for line in answered if line.startswith("|")]
     lines += ["", "## Checks"]

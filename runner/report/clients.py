@@ -30,10 +30,13 @@ def _cdf(bandwidths: list[ClientBandwidth], group: str, variants: list[str], pat
     fig, ax = plt.subplots(figsize=(6, 4))
     drawn: list[float] = []
     for variant in variants:
-        values = [b.kib_per_s for b in bandwidths if b.variant == variant and b.group == group]
-        if values:
-            draw_cdf(ax, values, variant, alpha=0.15)
-            drawn += values
+        per_seed: dict[int, dict[str, list[float]]] = defaultdict(dict)
+        for b in bandwidths:
+            if b.variant == variant and b.group == group:
+                per_seed[b.seed][b.host] = [b.kib_per_s]
+                drawn.append(b.kib_per_s)
+        if per_seed:
+            draw_cdf(ax, per_seed, variant, alpha=0.15)
     positive = [v for v in drawn if v > 0]
     if positive:
         log_x_axis(ax, min(positive), max(positive))

@@ -1,8 +1,19 @@
-"""CDF plots comparing variants, each with a 95% confidence band (DKW)."""
+"""CDF plots comparing variants with seeds as the unit.
+
+Each seed (one sampled network) is drawn as a thin ECDF in which every
+measured client weighs the same; the thick line is the geometric mean over
+seeds of each quantile, and the band a 95% t interval across seeds at each
+quantile, taken on the log scale so that it never passes zero (a linear
+one where values can be zero). Transfers within a seed are not independent
+(they share the network and the client's path), so no band comes from
+pooling them; under 3 seeds there is no band.
+"""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 
 import matplotlib
@@ -11,9 +22,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
+from scipy import stats as scipy_stats  # noqa: E402
 
 from runner.analyses.transfers import METRICS  # noqa: E402
-from runner.report.stats import dkw_epsilon, ecdf  # noqa: E402
+from runner.report.stats import ClientValues, client_ecdf, ecdf_quantiles  # noqa: E402
 from runner.spec.units import human_size  # noqa: E402
 from runner.tables.rows import TransferRow  # noqa: E402
 
@@ -22,40 +34,85 @@ LABELS = {
     "ttlb": "time to last byte (s)",
     "goodput": "goodput (Mbit/s)",
 }
+BAND_MIN_SEEDS = 3
+LEVELS = np.linspace(0.01, 0.99, 99)
 
 
-def draw_cdf(ax: Axes, values: list[float], label: str, alpha: float = 0.2) -> None:
-    """One empirical CDF on ``ax``, with its 95% DKW confidence band."""
-    xs, ys = ecdf(values)
-    eps = dkw_epsilon(len(xs))
-    line = ax.step(xs, ys, where="post", label=f"{label} (n={len(xs)})")[0]
-    ax.fill_between(
-        xs,
-        np.clip(ys - eps, 0, 1),
-        np.clip(ys + eps, 0, 1),
-        step="post",
-        alpha=alpha,
-        color=line.get_color(),
-        linewidth=0,
+def seed_band(
+    per_seed: Mapping[int, ClientValues], levels: np.ndarray = LEVELS
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """The centre line and the 95% band across seeds at each of ``levels``:
+    (centre, low, high); no band (None) under BAND_MIN_SEEDS seeds."""
+    rows = []
+    for by_client in per_seed.values():
+        xs, ys = client_ecdf(by_client)
+        if len(xs):
+            rows.append(ecdf_quantiles(xs, ys, levels))
+    if not rows:
+        return np.array([]), None, None
+    quantiles = np.vstack(rows)
+    positive = bool((quantiles > 0).all())
+    scaled = np.log(quantiles) if positive else quantiles
+    centre = scaled.mean(axis=0)
+    n = len(rows)
+    back = np.exp if positive else (lambda a: a)
+    if n < BAND_MIN_SEEDS:
+        return back(centre), None, None
+    half = float(scipy_stats.t.ppf(0.975, n - 1)) * scaled.std(axis=0, ddof=1) / math.sqrt(n)
+    low, high = back(centre - half), back(centre + half)
+    if not positive:
+        low = np.maximum(low, 0.0)
+    return back(centre), low, high
+
+
+def draw_cdf(
+    ax: Axes, per_seed: Mapping[int, ClientValues], label: str, alpha: float = 0.2
+) -> None:
+    """One variant on ``ax``: each seed's client-weighted ECDF (thin), the
+    centre across seeds (thick) and its band across seeds."""
+    seeds = {s: v for s, v in per_seed.items() if any(len(x) for x in v.values())}
+    if not seeds:
+        return
+    clients = sum(sum(1 for x in v.values() if len(x)) for v in seeds.values())
+    centre, low, high = seed_band(seeds)
+    line = ax.step(
+        centre,
+        LEVELS,
+        where="post",
+        linewidth=1.8,
+        label=f"{label} ({len(seeds)} seed{'s' if len(seeds) != 1 else ''}, {clients} clients)",
+    )[0]
+    colour = line.get_color()
+    for by_client in seeds.values():
+        xs, ys = client_ecdf(by_client)
+        ax.step(xs, ys, where="post", linewidth=0.6, alpha=0.45, color=colour)
+    if low is not None and high is not None:
+        ax.fill_betweenx(LEVELS, low, high, alpha=alpha, color=colour, linewidth=0)
+
+
+def per_seed_clients(rows: list[TransferRow], metric: str) -> dict[str, dict[int, ClientValues]]:
+    """variant -> seed -> measured client -> its values of ``metric``."""
+    value_of = METRICS[metric]
+    found: dict[str, dict[int, dict[str, list[float]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list))
     )
+    for row in rows:
+        value = value_of(row) if row.success else None
+        if value is not None:
+            found[row.variant][row.seed][row.host].append(value)
+    return {v: dict(seeds) for v, seeds in found.items()}
 
 
 def cdf_plot(
     rows: list[TransferRow], metric: str, title: str, variants: list[str], path: Path
 ) -> None:
-    value_of = METRICS[metric]
-    by_variant: dict[str, list[float]] = defaultdict(list)
-    for row in rows:
-        value = value_of(row) if row.success else None
-        if value is not None:
-            by_variant[row.variant].append(value)
+    by_variant = per_seed_clients(rows, metric)
     fig, ax = plt.subplots(figsize=(6, 4))
     for variant in variants:
-        values = by_variant.get(variant, [])
-        if values:
-            draw_cdf(ax, values, variant)
+        if variant in by_variant:
+            draw_cdf(ax, by_variant[variant], variant)
     ax.set_xlabel(LABELS[metric])
-    ax.set_ylabel("cumulative fraction")
+    ax.set_ylabel("cumulative fraction (each client weighs the same)")
     ax.set_ylim(0, 1)
     ax.set_title(title)
     ax.grid(alpha=0.3)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,7 +56,11 @@ def number(value: float, digits: int = 1, signed: bool = False) -> str:
     return text
 
 
-def mean_ci(samples: Sequence[float], level: float = 0.95) -> Estimate:
+def mean_ci(
+    samples: Sequence[float], level: float = 0.95, critical: float | None = None
+) -> Estimate:
+    """The mean with its t interval; ``critical`` replaces the t quantile of
+    ``level`` (a group-sequential boundary, see runner/analyses/sequential.py)."""
     values = np.asarray([s for s in samples if not math.isnan(s)], dtype=float)
     n = len(values)
     if n == 0:
@@ -65,18 +69,21 @@ def mean_ci(samples: Sequence[float], level: float = 0.95) -> Estimate:
     if n == 1:
         return Estimate(mean, None, None, 1)
     sem = float(values.std(ddof=1)) / math.sqrt(n)
-    half = float(scipy_stats.t.ppf(0.5 + level / 2, n - 1)) * sem
+    t = critical if critical is not None else float(scipy_stats.t.ppf(0.5 + level / 2, n - 1))
+    half = t * sem
     return Estimate(mean, mean - half, mean + half, n)
 
 
-def ratio_change_ci(ratios: Sequence[float], level: float = 0.95) -> Estimate:
+def ratio_change_ci(
+    ratios: Sequence[float], level: float = 0.95, critical: float | None = None
+) -> Estimate:
     """A relative change from per-seed ratios (variant / reference), as a fraction.
 
     The t interval is taken over the seeds' log ratios and transformed back,
     so neither the estimate (the geometric mean ratio, minus one) nor its
     bounds can pass -100%."""
     logs = [math.log(r) for r in ratios if r > 0 and math.isfinite(r)]
-    on_log = mean_ci(logs, level)
+    on_log = mean_ci(logs, level, critical)
     if on_log.n == 0:
         return Estimate(float("nan"), None, None, 0)
     if on_log.low is None or on_log.high is None:
@@ -99,22 +106,36 @@ def level_ci(samples: Sequence[float], level: float = 0.95, ceiling: float = mat
     return Estimate(est.mean, low, high, est.n, signed=False)
 
 
+def resample_values(values: Any, rng: np.random.Generator) -> Any:
+    """A bootstrap draw of a seed's values: a list of numbers, or one list
+    per measured client (clients drawn first, then each one's values)."""
+    if isinstance(values, Mapping):
+        clients = list(values)
+        picked = rng.integers(0, len(clients), len(clients))
+        return {
+            f"{k}/{i}": rng.choice(np.asarray(values[clients[k]], float), len(values[clients[k]]))
+            for i, k in enumerate(picked)
+        }
+    array = np.asarray(values, float)
+    return rng.choice(array, len(array))
+
+
 def bootstrap_change_ci(
-    per_seed: Sequence[tuple[Sequence[float], Sequence[float]]],
+    per_seed: Sequence[tuple[Any, Any]],
     q: float,
     reps: int = 2000,
     level: float = 0.95,
     statistic: Callable[[Any], float] | None = None,
 ) -> Estimate:
     """The change of ``ratio_change_ci`` by a hierarchical bootstrap: resample
-    seeds, then each seed's variant and reference values, take the q-quantile
+    seeds, then each seed's variant and reference values (clients, then each
+    client's values, where they are kept per client), take the q-quantile
     ratio per seed (or ``statistic``'s) and their geometric mean; percentile
-    interval. A check on
-    the t interval's assumptions; the generator's seed is fixed, so reports
-    are reproducible."""
+    interval. A check on the t interval's assumptions; the generator's seed
+    is fixed, so reports are reproducible."""
     stat = statistic or (lambda values: float(np.quantile(values, q)))
     rng = np.random.default_rng(0)
-    pairs = [(np.asarray(v, float), np.asarray(r, float)) for v, r in per_seed if len(v) and len(r)]
+    pairs = [(v, r) for v, r in per_seed if len(v) and len(r)]
     if len(pairs) < 2:
         return Estimate(float("nan"), None, None, len(pairs))
     draws = np.empty(reps)
@@ -122,8 +143,8 @@ def bootstrap_change_ci(
         logs = []
         for k in rng.integers(0, len(pairs), len(pairs)):
             variant, reference = pairs[k]
-            top = stat(rng.choice(variant, len(variant)))
-            bottom = stat(rng.choice(reference, len(reference)))
+            top = stat(resample_values(variant, rng))
+            bottom = stat(resample_values(reference, rng))
             if top > 0 and bottom > 0:
                 logs.append(math.log(top / bottom))
         draws[i] = np.mean(logs) if logs else np.nan
@@ -145,11 +166,13 @@ class PairedChange:
 
 
 def paired_change(
-    per_seed: Sequence[tuple[Sequence[float], Sequence[float]]],
+    per_seed: Sequence[tuple[Any, Any]],
     statistic: Callable[[Any], float],
+    critical: float | None = None,
 ) -> PairedChange:
     """The change of ``statistic`` from (variant values, reference values) per
-    seed: seeds where either is empty or not positive are left out."""
+    seed: seeds where either is empty or not positive are left out.
+    ``critical``: the t value the interval uses instead of the 95% one."""
     ratios, paired = [], []
     for values, reference in per_seed:
         if len(values) == 0 or len(reference) == 0:
@@ -163,7 +186,7 @@ def paired_change(
         if len(paired) >= BOOTSTRAP_SEEDS
         else None
     )
-    return PairedChange(ratio_change_ci(ratios), boot, ratios)
+    return PairedChange(ratio_change_ci(ratios, critical=critical), boot, ratios)
 
 
 def quantile(values: Sequence[float], q: float) -> float:
@@ -179,8 +202,36 @@ def ecdf(values: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
     return xs, ys
 
 
-def dkw_epsilon(n: int, level: float = 0.95) -> float:
-    """Half-width of the Dvoretzky-Kiefer-Wolfowitz confidence band of an ECDF."""
-    if n == 0:
-        return float("nan")
-    return math.sqrt(math.log(2 / (1 - level)) / (2 * n))
+ClientValues = Mapping[str, Sequence[float]]  # measured client -> its values, in one seed
+
+
+def client_quantile(by_client: ClientValues, q: float) -> float:
+    """Every measured client counted once: the median, over clients, of each
+    client's q-quantile. A client that finished five times as many transfers
+    as another weighs the same."""
+    per_client = [quantile(values, q) for values in by_client.values() if len(values)]
+    return quantile(per_client, 0.5)
+
+
+def client_ecdf(by_client: ClientValues) -> tuple[np.ndarray, np.ndarray]:
+    """The ECDF with every client weighing the same (each of its values
+    1 / its count): sorted values and their cumulative fractions."""
+    values: list[float] = []
+    weights: list[float] = []
+    for client_values in by_client.values():
+        if len(client_values):
+            values += list(client_values)
+            weights += [1 / len(client_values)] * len(client_values)
+    if not values:
+        return np.array([]), np.array([])
+    order = np.argsort(values, kind="stable")
+    xs = np.asarray(values, float)[order]
+    ys = np.cumsum(np.asarray(weights)[order]) / sum(weights)
+    return xs, ys
+
+
+def ecdf_quantiles(xs: np.ndarray, ys: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """The inverse of an ECDF (``xs``, ``ys``) at ``levels``: the smallest
+    value whose cumulative fraction reaches each level."""
+    index = np.searchsorted(ys, levels - 1e-12, side="left")
+    return xs[np.minimum(index, len(xs) - 1)]

@@ -180,8 +180,9 @@ CLIENT_RELAY = "client-relay"
 
 @dataclass(frozen=True)
 class SeedRounds:
-    """``seeds: {min, max, step}``: run ``min`` seeds, then ``step`` more at a
-    time until every hypothesis is answered or ``max`` seeds have run."""
+    """``seeds: {min, max, step}``: run ``min`` seeds (default 5), then
+    ``step`` (default 2) more at a time until every hypothesis is decisive
+    or ``max`` seeds have run."""
 
     min: int
     max: int
@@ -755,13 +756,20 @@ def _comparisons(
     return tuple(pairs)
 
 
+# Seeds of the first round unless the spec says otherwise: under five, a
+# verdict rests on the seeds' spread being normal (runner/analyses/answers.py).
+DEFAULT_FIRST_SEEDS = 5
+
+
 def _seeds(value: Any, where: Where) -> tuple[tuple[int, ...], SeedRounds | None]:
     """A list of seeds, or {min, max, step}: seeds 1..min first, more in rounds."""
     if isinstance(value, dict):
-        body = _mapping(value, where, ("min", "max"), ("step",))
-        low = _value(body["min"], where.child("min"), Param("int", minimum=2))
+        body = _mapping(value, where, ("max",), ("min", "step"))
+        low = _value(
+            body.get("min", DEFAULT_FIRST_SEEDS), where.child("min"), Param("int", minimum=2)
+        )
         high = _value(body["max"], where.child("max"), Param("int", minimum=low))
-        step = _value(body.get("step", 1), where.child("step"), Param("int", minimum=1))
+        step = _value(body.get("step", 2), where.child("step"), Param("int", minimum=1))
         return tuple(range(1, low + 1)), SeedRounds(low, high, step)
     seeds = _value(value, where, Param("list:int", minimum=0))
     if len(set(seeds)) != len(seeds):

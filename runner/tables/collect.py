@@ -19,7 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from runner.analyses import ANALYSES
-from runner.execute.manifest import STATUS_COMPLETE, read_manifest, run_status, write_manifest
+from runner.execute.manifest import (
+    CPU_PHASES,
+    STATUS_COMPLETE,
+    read_manifest,
+    run_status,
+    write_manifest,
+)
 from runner.layout import Layout
 from runner.logs.run_logs import RunLogs
 from runner.spec.model import Spec
@@ -99,12 +105,15 @@ def collect(spec: Spec, layout: Layout) -> Collected:
             if run_status(run_dir) != STATUS_COMPLETE:
                 continue
             started = time.monotonic()
+            cpu_started = time.thread_time()
             manifest = read_manifest(run_dir)
             logs = RunLogs(run_dir, manifest)
             for table in wanted:
                 rows[table.name] += table.rows(logs)
             _warn_damage(run_dir, logs)
             manifest["phases"]["collect_s"] = round(time.monotonic() - started, 3)
+            if isinstance(manifest.get(CPU_PHASES), dict):
+                manifest[CPU_PHASES]["collect"] = round(time.thread_time() - cpu_started, 3)
             write_manifest(run_dir, manifest)
             runs += 1
     if not runs:  # no tables from nothing: compare would report empty ones

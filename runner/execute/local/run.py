@@ -79,6 +79,9 @@ def machine_slot(waiting: Callable[[str], None]) -> Iterator[Callable[[], float]
         os.close(fd)
 
 
+PROCESSES_CPU = "processes_cpu_s"  # in the phases a local run returns: its CPU seconds
+
+
 def _command(
     program: str,
     args: list[str],
@@ -319,6 +322,8 @@ def run_local(
                 on_progress(int(100 * elapsed / measure_s))
             time.sleep(1.0)
         manifest["cpu_s"] = measured_cpu(cpu_at_start, procs.cpu_seconds())
+        # Every process's CPU since it started: the run's cost on this machine.
+        processes_cpu_s = round(sum(procs.cpu_seconds().values()), 3)
         if before_stop is not None:
             before_stop()
     # The measured period in real time, from clock_epoch, as the tables read
@@ -327,7 +332,11 @@ def run_local(
         "bootstrap_s": round(traffic_started - started, 3),
         "measure_s": round(measure_s, 3),
     }
-    return {"bootstrap_s": round(bootstrap_s, 3), "traffic_s": round(measure_s, 3)}
+    return {
+        "bootstrap_s": round(bootstrap_s, 3),
+        "traffic_s": round(measure_s, 3),
+        PROCESSES_CPU: processes_cpu_s,
+    }
 
 
 def measured_cpu(start: dict[str, float], end: dict[str, float]) -> dict[str, dict[str, float]]:
