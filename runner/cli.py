@@ -276,6 +276,70 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     return run_code or compare_code
 
 
+def cmd_plan(args: argparse.Namespace) -> int:
+    """Plan from a pilot: the runs in results, or ``--pilot N`` seeds run first."""
+    from dataclasses import replace
+
+    from runner.analyses.client_bandwidth import per_client, read_clients
+    from runner.analyses.seed_plan import make_plan
+    from runner.execute.cpus import usable_cpus
+    from runner.execute.manifest import write_json_atomic
+    from runner.report.seed_plan import render
+    from runner.spec.model import load_spec
+    from runner.tables.rows import read_relay_load, read_transfers
+
+    spec = load_spec(Path(args.spec))
+    layout = _layout(spec, args)
+    if args.pilot:
+        spec = replace(spec, seeds=tuple(range(1, args.pilot + 1)))
+        if _run(spec, args) != 0:
+            print("warning: some pilot runs failed; planning from the rest", file=sys.stderr)
+        if _collect(spec, args) != 0:
+            return 1
+    else:
+        spec = _spec(args)
+    if not _has_tables(layout, spec, "plan"):
+        return 1
+    if not spec.hypotheses:
+        print(f"error: {spec.path} states no hypotheses: there is nothing to plan for")
+        return 1
+    transfers = read_transfers(layout.transfers_csv)
+    clients = read_clients(layout.clients_csv) if layout.clients_csv.is_file() else []
+    plan = make_plan(
+        spec,
+        layout,
+        transfers,
+        per_client(transfers, clients),
+        read_relay_load(layout.table_csv("relay_load")),
+    )
+    text = "\n".join(render(plan, len(usable_cpus()), args.cores))
+    print(text)
+    (layout.experiment_dir / "plan.md").write_text(text + "\n")
+    write_json_atomic(
+        layout.experiment_dir / "plan.json",
+        {
+            "seeds": list(plan.seeds),
+            "spreads": {k: vars(v) for k, v in plan.spreads.items()},
+            "cost": vars(plan.cost) if plan.cost else None,
+            "busiest": plan.busiest,
+            "designs": [
+                {
+                    "design": p.alternative.name,
+                    "rule_max": p.rule_max,
+                    "expected_seeds": p.expected_seeds,
+                    "fixed_seeds": p.fixed_seeds,
+                    "cpu_hours_expected": p.cpu_hours_expected,
+                    "cpu_hours_max": p.cpu_hours_max,
+                    "busiest": p.busiest,
+                    "loads": p.loads,
+                }
+                for p in plan.predictions
+            ],
+        },
+    )
+    return 0
+
+
 def cmd_regress(args: argparse.Namespace) -> int:
     from runner.execute.manifest import write_json_atomic
     from runner.execute.run import resolve_tools
@@ -434,6 +498,27 @@ def build_parser() -> argparse.ArgumentParser:
             "(the report lists them as stale) instead of running them again",
         )
         p.set_defaults(runs=True)
+    plan = with_spec(
+        "plan",
+        "from a pilot's runs, the spread between seeds and its parts, and the seeds, "
+        "CPU-hours and wall time a decisive answer needs, per design",
+    )
+    plan.add_argument(
+        "--pilot", type=int, default=None, help="run seeds 1..N first (those not yet complete)"
+    )
+    plan.add_argument(
+        "--cores", type=int, default=16, help="the larger machine to price (default: 16 cores)"
+    )
+    for name, default in (("--jobs", None), ("--threads", None), ("--executor", "local")):
+        plan.add_argument(name, default=default, type=int if default is None else str)
+    plan.set_defaults(
+        func=cmd_plan,
+        pinning=OWN_CPUS,
+        keep_stale=False,
+        retry_failed=False,
+        max_hosts=None,
+        force=False,
+    )
     with_spec("collect", "parse logs into transfers.csv and circuits.csv").set_defaults(
         func=cmd_collect
     )
@@ -444,7 +529,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # Commands that write into an experiment's results: one at a time per experiment.
-WRITERS = ("generate", "run", "experiment", "regress", "collect", "compare")
+WRITERS = ("generate", "run", "experiment", "regress", "collect", "compare", "plan")
 
 
 def _early_experiment_dir(args: argparse.Namespace) -> Path | None:

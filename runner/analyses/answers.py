@@ -90,7 +90,7 @@ def seeds_needed(log_ratios: Sequence[float], h: Hypothesis) -> int | None:
     return seeds_to_decisive(effect, sd, Target(h.direction, h.smallest_change))
 
 
-def _per_seed_samples(
+def per_seed_samples(
     h: Hypothesis,
     transfers: Iterable[TransferRow],
     bandwidths: Sequence[ClientBandwidth],
@@ -140,7 +140,7 @@ def answer(
 ) -> Answer:
     """``design``: the seeds ran in rounds of this design, ``seeds_ran`` of
     them so far; the interval is that look's repeated confidence interval."""
-    samples, statistic = _per_seed_samples(h, transfers, bandwidths, rounds)
+    samples, statistic = per_seed_samples(h, transfers, bandwidths, rounds)
     seeds = [
         (values, samples.get((h.reference, seed), []))
         for (variant, seed), values in sorted(samples.items())

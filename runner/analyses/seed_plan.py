@@ -1,0 +1,410 @@
+"""What an answer will cost: from a pilot's runs, per hypothesis, the change,
+the spread between seeds and its parts, and the seeds and CPU-hours a
+decisive verdict needs, for the current design and for alternatives.
+
+The spread of a seed's log ratio (variant over reference) has parts:
+
+- between a client's transfers (fewer transfers per client, as in a shorter
+  measurement, raise it): the variance of the seed's statistic when each
+  client's transfers are resampled;
+- between measured clients (each draws its own path; more measured clients
+  average it): the variance when the clients are resampled;
+- between seeds beyond those (the network's own draw: relays' bandwidths,
+  places, latencies): what is left of the spread seen between the seeds.
+  Only more seeds average it, or, as assumed here and not measured, more
+  relays per network (each network then a larger sample of the same
+  ranges).
+
+Both resamplings are bootstraps within each seed, summed over the variant
+and the reference and averaged over seeds. With one measured client per
+seed the client part cannot be told from the seeds' and stays in the
+latter (more clients are then predicted to help not at all, the cautious
+guess).
+
+The cost of a run is fitted on the pilot's runs as a fixed part (the
+network's bootstrap and idle traffic, growing with relays and with the
+simulated time) plus a part that grows with the payload the measured
+clients moved (which grows with their number, and with the measurement
+time), from the CPU seconds each run recorded (runner/execute/manifest.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from runner.analyses.answers import per_seed_samples
+from runner.analyses.client_bandwidth import ClientBandwidth
+from runner.analyses.mctor import Round
+from runner.analyses.power import MAX_SEEDS, Target, seeds_to_decisive, simulate_rounds
+from runner.analyses.sequential import SequentialDesign
+from runner.execute.manifest import (
+    STATUS_COMPLETE,
+    read_manifest,
+    run_cpu_seconds,
+    run_status,
+)
+from runner.layout import Layout
+from runner.spec.hypotheses import Hypothesis
+from runner.spec.model import Spec
+from runner.tables.rows import RelayLoad, TransferRow
+
+PROBABILITY = 0.8
+LOADED = 0.5  # a busiest relay busier than this on average: the network is loaded
+_BOOTSTRAP = 300
+
+
+@dataclass(frozen=True)
+class Spread:
+    """One hypothesis's change and the parts of its spread between seeds
+    (variances of the per-seed log ratio)."""
+
+    hypothesis: str
+    seeds: int
+    effect: float  # the mean log ratio
+    total: float
+    transfers: float | None  # between a client's transfers; None if not measurable
+    clients: float | None  # between measured clients; None with one client a seed
+    between: float  # between seeds beyond both
+
+    def predicted(self, clients: float, relays: float, measure: float) -> float:
+        """The variance with ``clients`` times the measured clients,
+        ``relays`` times the relays and ``measure`` times the measurement."""
+        per_transfer = (self.transfers or 0.0) / (clients * measure)
+        per_client = (self.clients or 0.0) / clients
+        return self.between / relays + per_client + per_transfer
+
+
+def _log_var(draws: Iterable[float]) -> float:
+    logs = [math.log(d) for d in draws if d > 0 and math.isfinite(d)]
+    return float(np.var(logs, ddof=1)) if len(logs) > 1 else 0.0
+
+
+def _resample_clients(by_client: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+    names = list(by_client)
+    picks = rng.integers(0, len(names), len(names))
+    return {f"{names[k]}/{i}": by_client[names[k]] for i, k in enumerate(picks)}
+
+
+def _resample_transfers(by_client: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+    return {c: rng.choice(np.asarray(v, float), len(v)) for c, v in by_client.items()}
+
+
+def spread(
+    h: Hypothesis,
+    transfers: Sequence[TransferRow],
+    bandwidths: Sequence[ClientBandwidth],
+    rounds: Sequence[Round] = (),
+) -> Spread | None:
+    """The parts of one hypothesis's spread; None under two paired seeds."""
+    samples, statistic = per_seed_samples(h, transfers, bandwidths, rounds)
+    rng = np.random.default_rng(0)
+    logs, client_parts, transfer_parts = [], [], []
+    per_client = True
+    for (variant, seed), values in sorted(samples.items()):
+        reference = samples.get((h.reference, seed))
+        if variant != h.variant or not reference or not len(values):
+            continue
+        top, bottom = statistic(values), statistic(reference)
+        if top <= 0 or bottom <= 0:
+            continue
+        logs.append(math.log(top / bottom))
+        if not isinstance(values, dict):
+            per_client = False
+            continue
+        clients = transfers_ = 0.0
+        for side in (values, reference):
+            if len(side) > 1:
+                clients += _log_var(
+                    statistic(_resample_clients(side, rng)) for _ in range(_BOOTSTRAP)
+                )
+            transfers_ += _log_var(
+                statistic(_resample_transfers(side, rng)) for _ in range(_BOOTSTRAP)
+            )
+        client_parts.append(clients if min(len(values), len(reference)) > 1 else None)
+        transfer_parts.append(transfers_)
+    if len(logs) < 2:
+        return None
+    total = float(np.var(logs, ddof=1))
+    transfer_part = float(np.mean(transfer_parts)) if per_client and transfer_parts else None
+    known = [c for c in client_parts if c is not None]
+    client_part = float(np.mean(known)) if per_client and known else None
+    between = max(total - (transfer_part or 0.0) - (client_part or 0.0), 0.0)
+    return Spread(
+        h.name, len(logs), float(np.mean(logs)), total, transfer_part, client_part, between
+    )
+
+
+@dataclass(frozen=True)
+class RunCost:
+    """One pilot run: its CPU seconds and the payload its measured clients moved."""
+
+    variant: str
+    seed: int
+    cpu_s: float
+    wall_s: float
+    measured_bytes: float
+
+
+@dataclass(frozen=True)
+class CostModel:
+    fixed_cpu_s: float  # per run, at the pilot's relays and simulated time
+    cpu_s_per_byte: float  # per byte the measured clients moved
+    bytes_per_run: float  # the pilot's mean
+    wall_per_cpu: float  # a run's wall time over its CPU time
+    runs: int
+    fitted: bool  # False: too few runs or no slope; the split is by host counts
+
+    def run_cpu_s(self, clients: float, relays: float, measure: float, share: float) -> float:
+        """A run's CPU seconds with the factors of ``Spread.predicted``;
+        ``share``: the simulated time the measurement is of the pilot's."""
+        traffic = self.cpu_s_per_byte * self.bytes_per_run * clients * measure
+        fixed = self.fixed_cpu_s * relays * share
+        return fixed + traffic
+
+
+def cost_model(runs: Sequence[RunCost], client_share_of_hosts: float) -> CostModel | None:
+    if not runs:
+        return None
+    cpu = np.array([r.cpu_s for r in runs])
+    moved = np.array([r.measured_bytes for r in runs])
+    wall_per_cpu = float(np.mean([r.wall_s / r.cpu_s for r in runs if r.cpu_s > 0]) or 1.0)
+    if len(runs) >= 3 and float(np.std(moved)) > 0:
+        slope, intercept = np.polyfit(moved, cpu, 1)
+        if slope > 0 and intercept > 0:
+            return CostModel(
+                float(intercept), float(slope), float(moved.mean()), wall_per_cpu, len(runs), True
+            )
+    # No usable fit: split the mean by host counts (measured clients' share).
+    mean = float(cpu.mean())
+    per_byte = mean * client_share_of_hosts / float(moved.mean()) if moved.mean() > 0 else 0.0
+    return CostModel(
+        mean * (1 - client_share_of_hosts),
+        per_byte,
+        float(moved.mean()),
+        wall_per_cpu,
+        len(runs),
+        False,
+    )
+
+
+@dataclass(frozen=True)
+class Alternative:
+    name: str
+    clients: float = 1.0  # times the measured clients per network
+    relays: float = 1.0  # times the relays
+    measure: float = 1.0  # times the measurement time
+
+
+ALTERNATIVES = (
+    Alternative("as configured"),
+    Alternative("2x measured clients", clients=2),
+    Alternative("4x measured clients", clients=4),
+    Alternative("2x relays", relays=2),
+    Alternative("half the measurement", measure=0.5),
+)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    alternative: Alternative
+    fixed_seeds: dict[str, int]  # hypothesis -> seeds a fixed-size design needs (80%)
+    rule_max: int  # the `max` of seeds {min: 5, step: 2} deciding every hypothesis (80% each)
+    expected_seeds: float  # seeds the rule is expected to run
+    cpu_s_per_seed: float  # every variant once
+    cpu_hours_expected: float
+    cpu_hours_max: float
+    busiest: float | None  # the busiest relay's predicted mean utilisation
+    loads: bool  # the measured clients would load the network
+    wall_per_cpu: float = 1.0  # a run's wall time over its CPU time
+
+    def wall_hours(self, cores: int, variants: int, seeds: float) -> float:
+        """Wall hours on ``cores`` cores, one run per core at a time."""
+        runs = variants * seeds
+        per_run = self.cpu_s_per_seed / variants * self.wall_per_cpu
+        return math.ceil(runs / cores) * per_run / 3600
+
+
+def rule_max_seeds(
+    effect: float, variance: float, target: Target, first: int = 5
+) -> tuple[int, float]:
+    """The smallest ``max`` of seeds {min: first, step: 2} whose rule decides
+    with PROBABILITY, and the seeds it is expected to run; (MAX_SEEDS + 1,
+    nan) if none up to MAX_SEEDS does."""
+    sd = math.sqrt(variance)
+    fixed = seeds_to_decisive(effect, sd, target, PROBABILITY)
+    if fixed > MAX_SEEDS:
+        return MAX_SEEDS + 1, math.nan
+    high = max(first, fixed)
+    while high <= MAX_SEEDS:
+        outcome = simulate_rounds(
+            effect, sd, SequentialDesign.from_rounds(first, high, 2), [target]
+        )
+        if outcome.decisive >= PROBABILITY:
+            return high, outcome.expected_seeds
+        high = max(high + 2, int(high * 1.15))
+    return MAX_SEEDS + 1, math.nan
+
+
+def busiest_utilisation(loads: Sequence[RelayLoad]) -> float | None:
+    """The mean over runs of the busiest relay's mean utilisation."""
+    busiest: dict[tuple[str, int], float] = {}
+    for r in loads:
+        key = (r.variant, r.seed)
+        busiest[key] = max(busiest.get(key, 0.0), r.mean)
+    return float(np.mean(list(busiest.values()))) if busiest else None
+
+
+def predict(
+    spreads: dict[str, Spread],
+    hypotheses: Sequence[Hypothesis],
+    cost: CostModel | None,
+    variants: int,
+    measure_share: float,
+    busiest: float | None,
+    measured_share: float,
+    alternatives: Sequence[Alternative] = ALTERNATIVES,
+) -> list[Prediction]:
+    """``measure_share``: the measurement's share of the simulated time;
+    ``measured_share``: the measured clients' share of the network's
+    traffic (their load grows with their number)."""
+    found = []
+    for alt in alternatives:
+        fixed: dict[str, int] = {}
+        worst_max, worst_expected = 0, 0.0
+        for h in hypotheses:
+            s = spreads.get(h.name)
+            if s is None:
+                continue
+            variance = s.predicted(alt.clients, alt.relays, alt.measure)
+            target = Target(h.direction, h.smallest_change)
+            fixed[h.name] = seeds_to_decisive(s.effect, math.sqrt(variance), target, PROBABILITY)
+            most, expected = rule_max_seeds(s.effect, variance, target)
+            worst_max = max(worst_max, most)
+            worst_expected = max(worst_expected, expected if math.isfinite(expected) else math.inf)
+        share = 1 - measure_share + measure_share * alt.measure
+        per_run = cost.run_cpu_s(alt.clients, alt.relays, alt.measure, share) if cost else math.nan
+        per_seed = per_run * variants
+        loaded = (
+            None
+            if busiest is None
+            else busiest * (1 - measured_share + measured_share * alt.clients) / alt.relays
+        )
+        found.append(
+            Prediction(
+                alt,
+                fixed,
+                worst_max,
+                worst_expected,
+                per_seed,
+                per_seed * worst_expected / 3600 if math.isfinite(worst_expected) else math.inf,
+                per_seed * worst_max / 3600 if worst_max <= MAX_SEEDS else math.inf,
+                loaded,
+                loaded is not None and loaded > LOADED,
+                cost.wall_per_cpu if cost else 1.0,
+            )
+        )
+    return found
+
+
+def cheapest(predictions: Sequence[Prediction]) -> Prediction | None:
+    """The alternative deciding every hypothesis at the least expected
+    CPU-hours, among those that keep the network's load as it is."""
+    fits = [p for p in predictions if not p.loads and math.isfinite(p.cpu_hours_expected)]
+    return min(fits, key=lambda p: p.cpu_hours_expected) if fits else None
+
+
+@dataclass(frozen=True)
+class Plan:
+    seeds: tuple[int, ...]  # the pilot's
+    variants: int
+    measured_clients: int  # per network
+    relays: int
+    spreads: dict[str, Spread]
+    cost: CostModel | None
+    busiest: float | None
+    predictions: list[Prediction]
+    hypotheses: tuple[Hypothesis, ...]
+
+    @property
+    def best(self) -> Prediction | None:
+        return cheapest(self.predictions)
+
+
+def _hosts(manifest: dict[str, Any]) -> tuple[int, int, int, int]:
+    """(measured clients, clients, relays, all hosts) of a run."""
+    hosts = manifest.get("hosts", {}).values()
+    measured = sum(1 for h in hosts if h.get("measured"))
+    clients = sum(1 for h in hosts if h.get("role") == "client")
+    relays = sum(1 for h in hosts if h.get("role") in ("guard", "middle", "exit"))
+    return measured, clients, relays, len(hosts)
+
+
+def make_plan(
+    spec: Spec,
+    layout: Layout,
+    transfers: Sequence[TransferRow],
+    bandwidths: Sequence[ClientBandwidth],
+    loads: Sequence[RelayLoad],
+    rounds: Sequence[Round] = (),
+) -> Plan:
+    """The plan from the complete runs of ``spec.seeds`` (the pilot)."""
+    seeds = set(spec.seeds)
+    transfers = [t for t in transfers if t.seed in seeds]
+    bandwidths = [b for b in bandwidths if b.seed in seeds]
+    loads = [r for r in loads if r.seed in seeds]
+    spreads = {
+        h.name: s
+        for h in spec.hypotheses
+        if (s := spread(h, transfers, bandwidths, rounds)) is not None
+    }
+    moved: dict[tuple[str, int], float] = {}
+    for t in transfers:
+        if t.measured and t.success:
+            moved[(t.variant, t.seed)] = moved.get((t.variant, t.seed), 0.0) + t.size
+    costs, shape = [], (0, 0, 0, 0)
+    for seed in spec.seeds:
+        for variant in spec.variants:
+            run_dir = layout.run_dir(variant.name, seed)
+            if run_status(run_dir) != STATUS_COMPLETE:
+                continue
+            manifest = read_manifest(run_dir)
+            shape = _hosts(manifest)
+            cpu = run_cpu_seconds(run_dir)
+            if cpu is None:
+                continue
+            wall = sum(
+                float(manifest.get("phases", {}).get(k, 0.0))
+                for k in ("generate_s", "simulate_s", "collect_s")
+            )
+            costs.append(
+                RunCost(variant.name, seed, cpu, wall, moved.get((variant.name, seed), 0.0))
+            )
+    measured, clients, relays, hosts = shape
+    cost = cost_model(costs, measured / hosts if hosts else 0.0)
+    measure_share = spec.duration.measure / (spec.duration.bootstrap + spec.duration.measure)
+    busiest = busiest_utilisation(loads)
+    predictions = predict(
+        spreads,
+        spec.hypotheses,
+        cost,
+        len(spec.variants),
+        measure_share,
+        busiest,
+        measured / clients if clients else 1.0,
+    )
+    return Plan(
+        tuple(sorted(seeds)),
+        len(spec.variants),
+        measured,
+        relays,
+        spreads,
+        cost,
+        busiest,
+        predictions,
+        spec.hypotheses,
+    )

@@ -1,0 +1,137 @@
+"""``runner plan``'s text: what the pilot measured and what an answer costs."""
+
+from __future__ import annotations
+
+import math
+
+from runner.analyses.power import MAX_SEEDS
+from runner.analyses.seed_plan import PROBABILITY, Plan, Prediction
+from runner.report.markdown import table
+from runner.report.stats import number
+
+
+def _seeds(n: int) -> str:
+    return f"> {MAX_SEEDS}" if n > MAX_SEEDS else str(n)
+
+
+def _part(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def _hours(value: float) -> str:
+    return "n/a" if not math.isfinite(value) else number(value, 2)
+
+
+def render(plan: Plan, cores_here: int, cores_there: int) -> list[str]:
+    lines = [
+        f"# Plan from the pilot: seeds {', '.join(map(str, plan.seeds))}, {plan.variants} "
+        f"variants, {plan.measured_clients} measured clients and {plan.relays} relays a network",
+        "",
+        "## The change and the spread between seeds, per hypothesis",
+        "",
+        "Variances of a seed's log ratio (variant over reference). *Transfers*: between a "
+        "client's transfers; *clients*: between measured clients (n/a with one a seed: it "
+        "then stays in *seeds*); *seeds*: between networks beyond both. Seeds to decide: the "
+        f"fewest seeds whose fixed-size 95% interval is decisive with {PROBABILITY:.0%} "
+        "probability, at the change and spread seen.",
+        "",
+    ]
+    first = plan.predictions[0] if plan.predictions else None
+    rows = []
+    for h in plan.hypotheses:
+        s = plan.spreads.get(h.name)
+        if s is None:
+            rows.append([h.name, "n/a", "-", "-", "-", "-", "under 2 paired seeds"])
+            continue
+        needed = first.fixed_seeds.get(h.name) if first else None
+        rows.append(
+            [
+                h.name,
+                f"{math.expm1(s.effect) * 100:+.1f}%",
+                f"{s.total:.4f}",
+                _part(s.transfers),
+                _part(s.clients),
+                f"{s.between:.4f}",
+                "n/a" if needed is None else _seeds(needed),
+            ]
+        )
+    lines += table(
+        ["hypothesis", "change", "variance", "transfers", "clients", "seeds", "seeds to decide"],
+        rows,
+    )
+    cost = plan.cost
+    lines += ["", "## Cost", ""]
+    if cost is None:
+        lines += ["The pilot's runs recorded no CPU time: no cost can be given."]
+    else:
+        how = (
+            "fitted on the pilot's runs"
+            if cost.fitted
+            else "split by host counts (too few runs, or no slope, to fit)"
+        )
+        lines += [
+            f"A run: {number(cost.fixed_cpu_s, 0)} CPU seconds fixed plus "
+            f"{number(cost.cpu_s_per_byte * cost.bytes_per_run, 0)} for the "
+            f"{number(cost.bytes_per_run / 1e6, 0)} MB its measured clients moved ({how}, "
+            f"{cost.runs} runs); wall time {cost.wall_per_cpu:.2f} x CPU time.",
+        ]
+    if plan.busiest is not None:
+        lines += [
+            "",
+            f"The busiest relay was {plan.busiest:.0%} busy on average (a network over "
+            "50% is loaded: measured clients that load it change the question).",
+        ]
+    lines += [
+        "",
+        "## Designs",
+        "",
+        "Seeds in rounds, `seeds: {min: 5, max: M, step: 2}` with the group-sequential rule: "
+        f"M is the smallest that decides every hypothesis with {PROBABILITY:.0%} probability "
+        "each; expected seeds, what the rule runs on average. CPU-hours at the expected seeds "
+        f"(and at M); wall time at the expected seeds, one run a core, here ({cores_here} "
+        f"cores) and on {cores_there}.",
+        "",
+    ]
+    rows = []
+    for p in plan.predictions:
+        rows.append(_design_row(p, plan.variants, cores_here, cores_there))
+    lines += table(
+        [
+            "design",
+            "M",
+            "expected seeds",
+            "CPU-hours",
+            f"wall h ({cores_here} cores)",
+            f"wall h ({cores_there} cores)",
+            "busiest relay",
+            "note",
+        ],
+        rows,
+    )
+    best = plan.best
+    lines += [""]
+    if best is None:
+        lines += ["No design here decides every hypothesis without loading the network."]
+    else:
+        lines += [
+            f"Cheapest that keeps the load: **{best.alternative.name}**, about "
+            f"{best.expected_seeds:.1f} seeds expected (at most {_seeds(best.rule_max)}), "
+            f"{_hours(best.cpu_hours_expected)} CPU-hours.",
+        ]
+    return lines
+
+
+def _design_row(p: Prediction, variants: int, here: int, there: int) -> list[str]:
+    seeds = p.expected_seeds
+    finite = math.isfinite(seeds)
+    note = "loads the network" if p.loads else ""
+    return [
+        p.alternative.name,
+        _seeds(p.rule_max),
+        f"{seeds:.1f}" if finite else "n/a",
+        f"{_hours(p.cpu_hours_expected)} ({_hours(p.cpu_hours_max)})",
+        _hours(p.wall_hours(here, variants, math.ceil(seeds))) if finite else "n/a",
+        _hours(p.wall_hours(there, variants, math.ceil(seeds))) if finite else "n/a",
+        "n/a" if p.busiest is None else f"{p.busiest:.0%}",
+        note,
+    ]

@@ -1,0 +1,95 @@
+"""runner plan: the parts of the spread between seeds, the cost of a run,
+and the designs it predicts."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from runner.analyses.seed_plan import (
+    Alternative,
+    CostModel,
+    RunCost,
+    Spread,
+    cheapest,
+    cost_model,
+    predict,
+    spread,
+)
+from runner.spec.hypotheses import Hypothesis
+from runner.tables.rows import TransferRow
+
+H = Hypothesis("h", "new", "old", "ttlb", "decrease", 0.10, "perf")
+
+
+def _rows(
+    seeds: int, clients: int, seed_sd: float, client_sd: float, transfer_sd: float
+) -> list[TransferRow]:
+    """Each (seed, client) draws a path; the variant halves every time, give
+    or take how much this network suits it (``seed_sd``)."""
+    rng = np.random.default_rng(1)
+    rows = []
+    for seed in range(1, seeds + 1):
+        suits = rng.normal(0, seed_sd)
+        for c in range(clients):
+            for variant, factor in (("old", 1.0), ("new", 0.5 * math.exp(suits))):
+                path = rng.normal(0, client_sd)
+                for t in rng.normal(0, transfer_sd, 10):
+                    ttlb = 10 * factor * math.exp(path + t)
+                    rows.append(
+                        TransferRow(
+                            variant, seed, f"c{c}", "perf", True, 1, 0.0, 0.1, ttlb, True, ""
+                        )
+                    )
+    return rows
+
+
+def test_the_spread_is_split_into_its_parts() -> None:
+    # Clients differ a lot, networks not at all: the seeds' spread is the clients'.
+    s = spread(H, _rows(8, 4, 0.0, 0.4, 0.05), [])
+    assert s is not None and s.seeds == 8
+    assert s.effect == pytest.approx(math.log(0.5), abs=0.15)
+    assert s.clients is not None and s.transfers is not None
+    assert s.clients > 5 * s.transfers
+    assert s.between < s.clients
+    # Networks differ, clients do not: the seeds' part dominates.
+    t = spread(H, _rows(8, 4, 0.4, 0.0, 0.05), [])
+    assert t is not None and t.clients is not None
+    assert t.between > 5 * t.clients
+    # One client a seed: its part cannot be told from the seeds'.
+    one = spread(H, _rows(8, 1, 0.0, 0.4, 0.05), [])
+    assert one is not None and one.clients is None and one.between > 0
+
+
+def test_more_clients_help_only_the_parts_they_average() -> None:
+    s = Spread("h", 8, -0.7, 0.2, 0.02, 0.08, 0.10)
+    assert s.predicted(1, 1, 1) == pytest.approx(0.20)
+    assert s.predicted(2, 1, 1) == pytest.approx(0.10 + 0.04 + 0.01)
+    assert s.predicted(1, 1, 0.5) == pytest.approx(0.10 + 0.08 + 0.04)
+
+
+def test_the_cost_of_a_run_is_fitted_on_the_pilot() -> None:
+    runs = [RunCost("v", s, 60 + 2e-6 * b, 70 + 2e-6 * b, b) for s, b in enumerate((1e7, 3e7, 5e7))]
+    model = cost_model(runs, 0.1)
+    assert model is not None and model.fitted
+    assert model.fixed_cpu_s == pytest.approx(60, rel=1e-6)
+    assert model.run_cpu_s(2, 1, 1, 1) == pytest.approx(60 + 2 * 2e-6 * 3e7)
+    # One run tells no slope: the split follows the host counts.
+    single = cost_model(runs[:1], 0.25)
+    assert single is not None and not single.fitted
+    assert single.run_cpu_s(1, 1, 1, 1) == pytest.approx(runs[0].cpu_s)
+
+
+def test_designs_that_load_the_network_are_flagged_and_not_chosen() -> None:
+    spreads = {"h": Spread("h", 5, math.log(0.6), 0.30, 0.01, 0.25, 0.04)}
+    cost = CostModel(60.0, 1e-6, 1e8, 1.1, 15, True)
+    alternatives = (Alternative("as configured"), Alternative("4x", clients=4))
+    found = predict(spreads, (H,), cost, 3, 0.6, 0.2, 1.0, alternatives)
+    configured, more = found
+    assert more.busiest == pytest.approx(0.8) and more.loads and not configured.loads
+    assert more.fixed_seeds["h"] < configured.fixed_seeds["h"]  # fewer seeds, but loaded
+    assert cheapest(found) is configured
+    assert configured.rule_max >= configured.fixed_seeds["h"]
+    assert configured.cpu_s_per_seed == pytest.approx(3 * (60 + 100))
