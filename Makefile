@@ -14,7 +14,7 @@ JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),) $(if $(BACKEND),--backend $(BACKEND),)
 	$(if $(PINNING),--pinning $(PINNING),)
 BASELINE ?= results/baselines/ci-small$(if $(filter local,$(BACKEND)),-local,).json
 
-.PHONY: help setup tools check test lint typecheck unit regress-local unit-fast generate experiment regress baseline bench bench-scaling tor tor-test clean
+.PHONY: help setup tools check test lint typecheck unit regress-local unit-fast generate plan experiment regress baseline bench bench-scaling tor tor-test clean
 
 help:
 	@echo "make setup                  install Debian packages and the Python environment"
@@ -35,6 +35,8 @@ help:
 	@echo "                            [FORCE=1]: run even if the size check says it won't fit"
 	@echo "                            [EXECUTOR=tcp://host:8786 | slurm:cores=4,...]: run on a"
 	@echo "                            Dask cluster or Slurm (README, 'Clusters') [PINNING=...]"
+	@echo "make plan EXP=<name>        from a pilot's runs: the seeds, CPU-hours and wall time a"
+	@echo "                            decisive answer needs, per design [PILOT=n: run seeds 1..n]"
 	@echo "make regress                re-run ci-small and check it against results/baselines/"
 	@echo "make baseline               re-write results/baselines/ci-small.json from a fresh run"
 	@echo "make bench                  time each phase of ci-small, one run at a time -> bench/results.md"
@@ -100,6 +102,9 @@ tor-test: tor
 
 generate:
 	$(PY) -m runner generate configs/$(EXP).yaml --results $(RESULTS) $(if $(BACKEND),--backend $(BACKEND),)
+
+plan:
+	$(PY) -m runner plan configs/$(EXP).yaml --results $(RESULTS) $(if $(PILOT),--pilot $(PILOT),) $(JOBS_ARG)
 
 experiment:
 	$(PY) -m runner experiment configs/$(EXP).yaml --results $(RESULTS) $(JOBS_ARG)

@@ -450,6 +450,12 @@ def build_parser() -> argparse.ArgumentParser:
         ("run", cmd_run, "generate and simulate every run not yet complete"),
         ("experiment", cmd_experiment, "run, collect and compare"),
         ("regress", cmd_regress, "run the experiment and check it against a baseline"),
+        (
+            "plan",
+            cmd_plan,
+            "from a pilot's runs, the spread between seeds and its parts, and the seeds, "
+            "CPU-hours and wall time a decisive answer needs, per design",
+        ),
     ):
         p = with_spec(name, text)
         p.add_argument(
@@ -485,6 +491,16 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--baseline", required=True, help="baseline JSON file")
             p.add_argument("--write", action="store_true", help="write the baseline instead")
             p.add_argument("--skip-run", action="store_true", help="use the collected tables")
+        if name == "plan":
+            p.add_argument(
+                "--pilot",
+                type=int,
+                default=None,
+                help="run seeds 1..N first (those not yet complete) and plan from them",
+            )
+            p.add_argument(
+                "--cores", type=int, default=16, help="a larger machine to price (default: 16)"
+            )
         _size_options(p)
         p.add_argument(
             "--retry-failed",
@@ -498,27 +514,6 @@ def build_parser() -> argparse.ArgumentParser:
             "(the report lists them as stale) instead of running them again",
         )
         p.set_defaults(runs=True)
-    plan = with_spec(
-        "plan",
-        "from a pilot's runs, the spread between seeds and its parts, and the seeds, "
-        "CPU-hours and wall time a decisive answer needs, per design",
-    )
-    plan.add_argument(
-        "--pilot", type=int, default=None, help="run seeds 1..N first (those not yet complete)"
-    )
-    plan.add_argument(
-        "--cores", type=int, default=16, help="the larger machine to price (default: 16 cores)"
-    )
-    for name, default in (("--jobs", None), ("--threads", None), ("--executor", "local")):
-        plan.add_argument(name, default=default, type=int if default is None else str)
-    plan.set_defaults(
-        func=cmd_plan,
-        pinning=OWN_CPUS,
-        keep_stale=False,
-        retry_failed=False,
-        max_hosts=None,
-        force=False,
-    )
     with_spec("collect", "parse logs into transfers.csv and circuits.csv").set_defaults(
         func=cmd_collect
     )

@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from runner.report.stats import Estimate, paired_change, quantile
+from runner.report.stats import Estimate, client_quantile, paired_change
 from runner.tables.rows import TransferRow
 
 Key = tuple[str, str, int]  # variant, class, size
@@ -85,15 +85,18 @@ def _measured(rows: Iterable[TransferRow]) -> list[TransferRow]:
 
 
 def summarize(rows: Iterable[TransferRow], variant_order: list[str]) -> list[GroupSummary]:
+    """Per (variant, class, size), over every seed: counts, and quantiles
+    with every measured client in every seed counted once (the median over
+    client-runs of each one's quantile)."""
     groups: dict[Key, list[TransferRow]] = defaultdict(list)
     for row in _measured(rows):
         groups[(row.variant, row.cls, row.size)].append(row)
     result = []
     for (variant, cls, size), members in groups.items():
         ok = [r for r in members if r.success]
-        ttfb = [r.ttfb for r in ok if r.ttfb is not None]
-        ttlb = [r.ttlb for r in ok if r.ttlb is not None]
-        goodput = [g for r in ok if (g := r.goodput_mbit) is not None]
+        ttfb = _by_client(ok, lambda r: r.ttfb)
+        ttlb = _by_client(ok, lambda r: r.ttlb)
+        goodput = _by_client(ok, lambda r: r.goodput_mbit)
         result.append(
             GroupSummary(
                 variant,
@@ -101,15 +104,26 @@ def summarize(rows: Iterable[TransferRow], variant_order: list[str]) -> list[Gro
                 size,
                 len(ok),
                 len(members) - len(ok),
-                quantile(ttfb, 0.5),
-                quantile(ttfb, 0.9),
-                quantile(ttlb, 0.5),
-                quantile(ttlb, 0.9),
-                quantile(goodput, 0.5),
+                client_quantile(ttfb, 0.5),
+                client_quantile(ttfb, 0.9),
+                client_quantile(ttlb, 0.5),
+                client_quantile(ttlb, 0.9),
+                client_quantile(goodput, 0.5),
             )
         )
     order = {v: i for i, v in enumerate(variant_order)}
     return sorted(result, key=lambda g: (g.cls, g.size, order.get(g.variant, 99)))
+
+
+def _by_client(
+    rows: Iterable[TransferRow], value_of: Callable[[TransferRow], float | None]
+) -> dict[str, list[float]]:
+    """client-run (seed and host) -> its values."""
+    found: dict[str, list[float]] = defaultdict(list)
+    for r in rows:
+        if (value := value_of(r)) is not None:
+            found[f"{r.seed}/{r.host}"].append(value)
+    return found
 
 
 def changes(
@@ -118,7 +132,9 @@ def changes(
     metric: str,
     quantile_q: float = 0.5,
 ) -> list[Change]:
-    """Relative change of a variant's per-seed quantile against a reference's.
+    """Relative change of a variant's per-seed quantile (every measured
+    client counted once: runner/report/stats.client_quantile) against a
+    reference's.
 
     For each (variant, reference) pair, class and size: on every seed both
     ran, the ratio ``variant / reference``; the change is their geometric
@@ -128,21 +144,23 @@ def changes(
     the other.
     """
     value_of = METRICS[metric]
-    per_seed: dict[tuple[str, str, int, int], list[float]] = defaultdict(list)
+    per_seed: dict[tuple[str, str, int, int], dict[str, list[float]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
     for row in _measured(rows):
         value = value_of(row) if row.success else None
         if value is not None:
-            per_seed[(row.variant, row.cls, row.size, row.seed)].append(value)
+            per_seed[(row.variant, row.cls, row.size, row.seed)][row.host].append(value)
     groups = sorted({(c, s) for _, c, s, _ in per_seed})
     result = []
     for variant, reference in pairs:
         for cls, size in groups:
             seeds = [
-                (values, per_seed.get((reference, cls, size, seed), []))
+                (values, per_seed.get((reference, cls, size, seed), {}))
                 for (v, c, s, seed), values in per_seed.items()
                 if (v, c, s) == (variant, cls, size)
             ]
-            found = paired_change(seeds, lambda values: quantile(values, quantile_q))
+            found = paired_change(seeds, lambda values: client_quantile(values, quantile_q))
             if found.ratios:
                 result.append(
                     Change(variant, cls, size, metric, found.estimate, reference, found.bootstrap)

@@ -69,8 +69,13 @@ def transfers_section(inp: ReportInput) -> Section:
         "",
         "## Transfers",
         "",
-        "Pooled over seeds; times in seconds from the request to the first/last byte "
-        "(as tornettools counts them); goodput is size over time to last byte.",
+        "Over every seed, with every measured client in every seed counted once: a "
+        "quantile is the median over client-runs of each one's quantile, so a client "
+        "that finished many transfers does not outvote one that finished few. Times in "
+        "seconds from the request to the first/last byte (as tornettools counts them); "
+        "goodput is size over time to last byte. The CDF plots draw each seed's "
+        "client-weighted ECDF thin, the geometric mean over seeds thick, and a 95% band "
+        "across seeds (from 3 seeds on).",
         "",
     ]
     summaries = summarize(transfers, variants)
@@ -109,11 +114,13 @@ def transfers_section(inp: ReportInput) -> Section:
         "",
         "## Changes",
         "",
-        "Relative change of the per-seed median of a variant against its reference "
+        "Relative change of the per-seed median (the median over measured clients of "
+        "each client's median) of a variant against its reference "
         "(negative is faster), paired by seed: the geometric mean of the seeds' ratios "
         "minus one, with a 95% t interval on the log scale, so that no bound passes "
-        "-100%. From 5 seeds on, a hierarchical bootstrap (seeds, then transfers within "
-        "each seed) of the same change stands beside it as a check on the t interval. "
+        "-100%. From 5 seeds on, a hierarchical bootstrap (seeds, then measured "
+        "clients within each seed, then each client's transfers) of the same change "
+        "stands beside it as a check on the t interval. "
         "*After first byte* is time to last byte net of time to first byte: the transfer "
         "once started, without the round trip that brought its first byte (a variant "
         "that picks a faster path for the first byte shortens TTLB by that alone).",
