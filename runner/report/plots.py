@@ -116,7 +116,8 @@ def cdf_plot(
     ax.set_ylim(0, 1)
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize="small")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="lower right", fontsize="small")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
