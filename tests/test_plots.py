@@ -12,9 +12,7 @@ from runner.report.stats import client_ecdf
 
 def _seeds(medians: list[float], transfers: int) -> dict[int, dict[str, list[float]]]:
     rng = np.random.default_rng(3)
-    return {
-        k: {"c1": list(m * rng.lognormal(0, 0.3, transfers))} for k, m in enumerate(medians, 1)
-    }
+    return {k: {"c1": list(m * rng.lognormal(0, 0.3, transfers))} for k, m in enumerate(medians, 1)}
 
 
 def test_no_band_under_three_seeds() -> None:
