@@ -13,7 +13,9 @@ from typing import Any
 
 MANIFEST = "manifest.json"
 
-# CPU seconds a run used, per phase (generate, simulate, collect): its cost.
+# CPU seconds a run used, per phase (generate: its wall time, see
+# runner/execute/run.py; simulate: Shadow's or the local processes'; collect):
+# its cost.
 CPU_PHASES = "cpu_phases_s"
 
 STATUS_GENERATED = "generated"

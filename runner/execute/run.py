@@ -149,12 +149,14 @@ def run_one(
         run_dir.rename(aside)
     try:
         reporter.phase(label, "generate")
-        cpu_started = time.thread_time()
+        generate_started = time.monotonic()
         generate_run(
             spec, variant, task.seed, task.layout, tools, list(task.command), threads, backend
         )
-        # The runner's own work; the short tool calls it makes are not counted.
-        generate_cpu = time.thread_time() - cpu_started
+        # Generation runs tools in short subprocesses and threads whose CPU
+        # cannot be told from concurrent runs'; its wall time stands for it
+        # (a few seconds a run, against minutes of simulation).
+        generate_cpu = time.monotonic() - generate_started
         on_progress = lambda pct: reporter.percent(label, pct)  # noqa: E731
         waited = 0.0
         if backend.local:
