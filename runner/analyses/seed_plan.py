@@ -229,6 +229,14 @@ class Prediction:
         return math.ceil(runs / cores) * per_run / 3600
 
 
+SIMULATED_UP_TO = 41  # rules with more seeds than this are approximated, not simulated
+# Beyond that, an O'Brien-Fleming rule with looks every 2 seeds needs about
+# 10% more seeds at its last look than a fixed-size interval ((2.04 / 1.96)^2
+# with many looks) and, with a true change, stops on average near the
+# fixed size.
+LAST_LOOK_INFLATION = 1.1
+
+
 def rule_max_seeds(
     effect: float, variance: float, target: Target, first: int = 5
 ) -> tuple[int, float]:
@@ -240,14 +248,15 @@ def rule_max_seeds(
     if fixed > MAX_SEEDS:
         return MAX_SEEDS + 1, math.nan
     high = max(first, fixed)
-    while high <= MAX_SEEDS:
+    while high <= SIMULATED_UP_TO:
         outcome = simulate_rounds(
             effect, sd, SequentialDesign.from_rounds(first, high, 2), [target]
         )
         if outcome.decisive >= PROBABILITY:
             return high, outcome.expected_seeds
-        high = max(high + 2, int(high * 1.15))
-    return MAX_SEEDS + 1, math.nan
+        high += 2
+    most = max(high, math.ceil(fixed * LAST_LOOK_INFLATION))
+    return (most, float(fixed)) if most <= MAX_SEEDS else (MAX_SEEDS + 1, math.nan)
 
 
 def busiest_utilisation(loads: Sequence[RelayLoad]) -> float | None:

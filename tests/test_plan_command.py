@@ -1,0 +1,68 @@
+"""`runner plan` on a real pilot: conflux-small's first round under Shadow
+(5 seeds, 3 variants, 2 measured clients), its tables and the manifests'
+CPU and host counts kept as a fixture."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from runner.layout import Layout
+from tests.conftest import FIXTURES, ROOT
+
+PILOT = FIXTURES / "conflux-small-pilot"
+
+
+def _results(tmp_path: Path) -> tuple[Path, Path]:
+    """A results folder holding the pilot's tables and manifests."""
+    spec = tmp_path / "conflux-small.yaml"
+    spec.write_text((PILOT / "spec.yaml").read_text())
+    layout = Layout(tmp_path / "results", "conflux-small")
+    layout.experiment_dir.mkdir(parents=True)
+    for name in ("transfers", "clients", "relay_load"):
+        with gzip.open(PILOT / f"{name}.csv.gz", "rt") as handle:
+            layout.table_csv(name).write_text(handle.read())
+    for run in json.loads((PILOT / "runs.json").read_text()):
+        run_dir = layout.run_dir(run["variant"], run["seed"])
+        run_dir.mkdir(parents=True)
+        (run_dir / "manifest.json").write_text(json.dumps(run))
+    return spec, layout.experiment_dir
+
+
+def test_plan_reads_a_pilot_and_prices_each_design(tmp_path: Path) -> None:
+    spec, experiment = _results(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "runner", "plan", str(spec), "--results", str(tmp_path / "results")]
+        + ["--backend", "shadow", "--cores", "16"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = proc.stdout
+    assert "seeds 1, 2, 3, 4, 5, 3 variants, 2 measured clients" in text
+    for name in (
+        "conflux-shortens-10mb",
+        "conflux-shortens-5mb",
+        "confluxm-shortens-10mb-further",
+        "conflux-shortens-10mb-after-first-byte",
+    ):
+        assert f"| {name} |" in text
+    for design in ("as configured", "2x measured clients", "4x measured clients", "2x relays"):
+        assert f"| {design} |" in text
+    assert "wall h (16 cores)" in text
+    data = json.loads((experiment / "plan.json").read_text())
+    assert data["seeds"] == [1, 2, 3, 4, 5]
+    for part in data["spreads"].values():
+        # two measured clients a seed: the clients' part is measured
+        assert part["clients"] is not None and part["transfers"] is not None
+        assert part["between"] >= 0 and part["total"] > 0
+    assert data["cost"]["runs"] == 15 and data["cost"]["fixed_cpu_s"] > 0
+    configured, twice = data["designs"][0], data["designs"][1]
+    # twice the clients cost more per run and load the network more
+    assert twice["busiest"] > configured["busiest"]
+    assert (experiment / "plan.md").read_text().strip() == text.strip()
