@@ -207,6 +207,18 @@ ALTERNATIVES = (
     Alternative("2x relays", relays=2),
     Alternative("half the measurement", measure=0.5),
 )
+# With several measured clients a network, fewer may be cheaper: a run costs
+# less, and the seeds' spread grows only by the clients' part.
+FEWER_CLIENTS = (
+    Alternative("half the measured clients", clients=0.5),
+    Alternative("half the measured clients and measurement", clients=0.5, measure=0.5),
+)
+
+
+def alternatives_for(measured_clients: int) -> tuple[Alternative, ...]:
+    """The designs to price: halving the measured clients needs two or more
+    (and leaves at least one)."""
+    return ALTERNATIVES + (FEWER_CLIENTS if measured_clients >= 2 else ())
 
 
 @dataclass(frozen=True)
@@ -405,6 +417,7 @@ def make_plan(
         measure_share,
         busiest,
         measured / clients if clients else 1.0,
+        alternatives_for(measured),
     )
     return Plan(
         tuple(sorted(seeds)),
