@@ -109,7 +109,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         r = spec.seed_rounds
         print(
             f"{spec.path}: ok ({len(spec.variants)} variants x {r.min} to {r.max} seeds, "
-            f"{r.step} more a round until its {len(spec.hypotheses)} hypotheses are answered)",
+            f"{r.step} more a round until its {len(spec.hypotheses)} hypotheses are decisive)",
             file=out,
         )
         return 0

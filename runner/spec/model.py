@@ -902,7 +902,7 @@ def parse_spec(data: Any, path: str, sha256: str = "") -> Spec:
     _check_hypotheses_against_workloads(hypotheses, network, workloads, top.child("hypotheses"))
     if seed_rounds is not None and not hypotheses:
         raise top.child("seeds").error(
-            "seeds as {min, max, step} run until the hypotheses are answered: state at "
+            "seeds as {min, max, step} run until the hypotheses are decisive: state at "
             "least one under `hypotheses`, or give a list of seeds"
         )
     description = body.get("description", "")
