@@ -288,6 +288,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from runner.spec.model import load_spec
     from runner.tables.rows import read_relay_load, read_transfers
 
+    target = None
+    if args.pilot_from:
+        # Plan args.spec from another, smaller experiment's pilot.
+        target = load_spec(Path(args.spec))
+        args.spec = args.pilot_from
     spec = load_spec(Path(args.spec))
     layout = _layout(spec, args)
     if args.pilot:
@@ -311,12 +316,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
         transfers,
         per_client(transfers, clients),
         read_relay_load(layout.table_csv("relay_load")),
+        target=target,
     )
     text = "\n".join(render(plan, len(usable_cpus()), args.cores))
     print(text)
-    (layout.experiment_dir / "plan.md").write_text(text + "\n")
+    # Beside the pilot's tables; a plan for another spec is named after it.
+    stem = f"plan-{target.name}" if target else "plan"
+    (layout.experiment_dir / f"{stem}.md").write_text(text + "\n")
     write_json_atomic(
-        layout.experiment_dir / "plan.json",
+        layout.experiment_dir / f"{stem}.json",
         {
             "seeds": list(plan.seeds),
             "spreads": {k: vars(v) for k, v in plan.spreads.items()},
@@ -500,6 +508,13 @@ def build_parser() -> argparse.ArgumentParser:
             )
             p.add_argument(
                 "--cores", type=int, default=16, help="a larger machine to price (default: 16)"
+            )
+            p.add_argument(
+                "--pilot-from",
+                default=None,
+                metavar="SPEC",
+                help="plan this spec from the runs of another (smaller) spec with the same "
+                "hypotheses, scaled by its clients, relays and durations",
             )
         _size_options(p)
         p.add_argument(

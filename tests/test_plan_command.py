@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from runner.layout import Layout
 from tests.conftest import FIXTURES, ROOT
 
@@ -66,3 +68,24 @@ def test_plan_reads_a_pilot_and_prices_each_design(tmp_path: Path) -> None:
     # twice the clients cost more per run and load the network more
     assert twice["busiest"] > configured["busiest"]
     assert (experiment / "plan.md").read_text().strip() == text.strip()
+
+
+def test_a_larger_design_is_planned_from_a_smaller_ones_pilot(tmp_path: Path) -> None:
+    spec, experiment = _results(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "runner", "plan", str(ROOT / "configs" / "conflux.yaml")]
+        + ["--pilot-from", str(spec), "--results", str(tmp_path / "results")]
+        + ["--backend", "shadow"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Planned: conflux from conflux-small's pilot, scaled" in proc.stdout
+    assert "by 2x the measured clients, 3x the relays" in proc.stdout
+    scaled = json.loads((experiment / "plan-conflux.json").read_text())
+    assert not (experiment / "plan.json").exists()  # the pilot's own plan is left alone
+    # twice the measured clients on three times the relays: two thirds the load
+    configured = scaled["designs"][0]
+    assert configured["busiest"] == pytest.approx(scaled["busiest"] * 2 / 3)

@@ -198,6 +198,17 @@ class Alternative:
     clients: float = 1.0  # times the measured clients per network
     relays: float = 1.0  # times the relays
     measure: float = 1.0  # times the measurement time
+    bootstrap: float = 1.0  # times the simulated time before the measurement
+
+    def on(self, base: Alternative) -> Alternative:
+        """This change applied to a design that is already ``base``."""
+        return Alternative(
+            self.name,
+            self.clients * base.clients,
+            self.relays * base.relays,
+            self.measure * base.measure,
+            self.bootstrap * base.bootstrap,
+        )
 
 
 ALTERNATIVES = (
@@ -289,12 +300,15 @@ def predict(
     busiest: float | None,
     measured_share: float,
     alternatives: Sequence[Alternative] = ALTERNATIVES,
+    base: Alternative = Alternative("pilot"),
 ) -> list[Prediction]:
     """``measure_share``: the measurement's share of the simulated time;
     ``measured_share``: the measured clients' share of the network's
-    traffic (their load grows with their number)."""
+    traffic (their load grows with their number); ``base``: how the design
+    planned for differs from the pilot's (the alternatives apply on top)."""
     found = []
-    for alt in alternatives:
+    for named in alternatives:
+        alt = named.on(base)
         fixed: dict[str, int] = {}
         worst_max, worst_expected = 0, 0.0
         for h in hypotheses:
@@ -307,7 +321,7 @@ def predict(
             most, expected = rule_max_seeds(s.effect, variance, target)
             worst_max = max(worst_max, most)
             worst_expected = max(worst_expected, expected if math.isfinite(expected) else math.inf)
-        share = 1 - measure_share + measure_share * alt.measure
+        share = (1 - measure_share) * alt.bootstrap + measure_share * alt.measure
         per_run = cost.run_cpu_s(alt.clients, alt.relays, alt.measure, share) if cost else math.nan
         per_seed = per_run * variants
         loaded = (
@@ -317,7 +331,7 @@ def predict(
         )
         found.append(
             Prediction(
-                alt,
+                named,
                 fixed,
                 worst_max,
                 worst_expected,
@@ -350,6 +364,8 @@ class Plan:
     busiest: float | None
     predictions: list[Prediction]
     hypotheses: tuple[Hypothesis, ...]
+    pilot: str  # the experiment whose runs the plan comes from
+    base: Alternative  # how the design planned for differs from the pilot's
 
     @property
     def best(self) -> Prediction | None:
@@ -365,6 +381,24 @@ def _hosts(manifest: dict[str, Any]) -> tuple[int, int, int, int]:
     return measured, clients, relays, len(hosts)
 
 
+def design_size(spec: Spec) -> tuple[int, int]:
+    """(measured clients, relays) of one of ``spec``'s networks."""
+    measured = sum(g.count for g in spec.network.clients if g.measured)
+    return measured, sum(g.count for g in spec.network.relays)
+
+
+def scaling(pilot: Spec, target: Spec) -> Alternative:
+    """How ``target``'s design differs from ``pilot``'s, as factors."""
+    (pilot_clients, pilot_relays), (clients, relays) = design_size(pilot), design_size(target)
+    return Alternative(
+        f"{target.name} from {pilot.name}'s pilot",
+        clients / max(pilot_clients, 1),
+        relays / max(pilot_relays, 1),
+        target.duration.measure / pilot.duration.measure,
+        target.duration.bootstrap / pilot.duration.bootstrap,
+    )
+
+
 def make_plan(
     spec: Spec,
     layout: Layout,
@@ -372,8 +406,12 @@ def make_plan(
     bandwidths: Sequence[ClientBandwidth],
     loads: Sequence[RelayLoad],
     rounds: Sequence[Round] = (),
+    target: Spec | None = None,
 ) -> Plan:
-    """The plan from the complete runs of ``spec.seeds`` (the pilot)."""
+    """The plan from the complete runs of ``spec.seeds`` (the pilot), for
+    ``spec`` or, scaled, for ``target``: a larger design of the same
+    hypotheses (matched by name), whose spread between networks is taken to
+    fall as 1 / its relays (assumed, as for the 2x relays alternative)."""
     seeds = set(spec.seeds)
     transfers = [t for t in transfers if t.seed in seeds]
     bandwidths = [b for b in bandwidths if b.seed in seeds]
@@ -383,6 +421,8 @@ def make_plan(
         for h in spec.hypotheses
         if (s := spread(h, transfers, bandwidths, rounds)) is not None
     }
+    planned = target or spec
+    base = scaling(spec, planned) if target else Alternative("pilot")
     moved: dict[tuple[str, int], float] = {}
     for t in transfers:
         if t.measured and t.success:
@@ -411,22 +451,25 @@ def make_plan(
     busiest = busiest_utilisation(loads)
     predictions = predict(
         spreads,
-        spec.hypotheses,
+        planned.hypotheses,
         cost,
-        len(spec.variants),
+        len(planned.variants),
         measure_share,
         busiest,
         measured / clients if clients else 1.0,
-        alternatives_for(measured),
+        alternatives_for(round(measured * base.clients)),
+        base,
     )
     return Plan(
         tuple(sorted(seeds)),
-        len(spec.variants),
+        len(planned.variants),
         measured,
         relays,
         spreads,
         cost,
         busiest,
         predictions,
-        spec.hypotheses,
+        planned.hypotheses,
+        spec.name,
+        base,
     )

@@ -27,6 +27,18 @@ def render(plan: Plan, cores_here: int, cores_there: int) -> list[str]:
         f"# Plan from the pilot: seeds {', '.join(map(str, plan.seeds))}, {plan.variants} "
         f"variants, {plan.measured_clients} measured clients and {plan.relays} relays a network",
         "",
+    ]
+    base = plan.base
+    if base.name != "pilot":
+        lines += [
+            f"Planned: {base.name}, scaled from the pilot's design by {base.clients:g}x the "
+            f"measured clients, {base.relays:g}x the relays, {base.measure:g}x the measurement "
+            f"and {base.bootstrap:g}x the bootstrap. The spread between networks is assumed "
+            "to fall as 1 / relays and the busiest relay's load as clients / relays; a pilot "
+            "of the design itself would measure both. Every design below is on top of it.",
+            "",
+        ]
+    lines += [
         "## The change and the spread between seeds, per hypothesis",
         "",
         "Variances of a seed's log ratio (variant over reference). *Transfers*: between a "
