@@ -194,7 +194,7 @@ def _rounds_line(spec: Spec, layout: Layout) -> list[str]:
     counts = ", ".join(str(len(r["seeds"])) for r in data["rounds"])
     rule = data.get("rule", {})
     bounds = ", ".join(
-        f"{n} seeds: t = {t}"
+        f"{n} seeds: t = {float(t):.2f}"
         for n, t in zip(rule.get("looks", []), rule.get("t_boundaries", []), strict=False)
     )
     return [
