@@ -86,7 +86,7 @@ unit:
 unit-fast:
 	$(PY) -m pytest -ra -m "not slow"
 
-# On 2 cores without Shadow: make unit about 9 minutes, then the local-backend
+# On 2 cores without Shadow: make unit about 11 minutes, then the local-backend
 # regression runs ci-small's four networks at once as real tor processes
 # (about 3.5 minutes).
 test: lint typecheck unit regress-local
