@@ -137,7 +137,8 @@ def _spec(args: argparse.Namespace) -> Spec:
 
 
 def _run(spec: Spec, args: argparse.Namespace) -> int:
-    from runner.execute.cluster.options import make_executor, parse_executor
+    from runner.execute.cluster.executors import make_executor
+    from runner.execute.cluster.options import parse_executor
     from runner.execute.run import run_experiment
 
     executor = make_executor(
@@ -281,7 +282,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from runner.analyses.client_bandwidth import per_client, read_clients
-    from runner.analyses.seed_plan import make_plan
+    from runner.analyses.seed_plan import make_plan, plan_data
     from runner.execute.cpus import usable_cpus
     from runner.execute.manifest import write_json_atomic
     from runner.report.seed_plan import render
@@ -306,7 +307,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if not _has_tables(layout, spec, "plan"):
         return 1
     if not spec.hypotheses:
-        print(f"error: {spec.path} states no hypotheses: there is nothing to plan for")
+        print(
+            f"error: {spec.path} states no hypotheses: there is nothing to plan for",
+            file=sys.stderr,
+        )
         return 1
     transfers = read_transfers(layout.transfers_csv)
     clients = read_clients(layout.clients_csv) if layout.clients_csv.is_file() else []
@@ -323,28 +327,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     # Beside the pilot's tables; a plan for another spec is named after it.
     stem = f"plan-{target.name}" if target else "plan"
     (layout.experiment_dir / f"{stem}.md").write_text(text + "\n")
-    write_json_atomic(
-        layout.experiment_dir / f"{stem}.json",
-        {
-            "seeds": list(plan.seeds),
-            "spreads": {k: vars(v) for k, v in plan.spreads.items()},
-            "cost": vars(plan.cost) if plan.cost else None,
-            "busiest": plan.busiest,
-            "designs": [
-                {
-                    "design": p.alternative.name,
-                    "rule_max": p.rule_max,
-                    "expected_seeds": p.expected_seeds,
-                    "fixed_seeds": p.fixed_seeds,
-                    "cpu_hours_expected": p.cpu_hours_expected,
-                    "cpu_hours_max": p.cpu_hours_max,
-                    "busiest": p.busiest,
-                    "loads": p.loads,
-                }
-                for p in plan.predictions
-            ],
-        },
-    )
+    write_json_atomic(layout.experiment_dir / f"{stem}.json", plan_data(plan))
     return 0
 
 

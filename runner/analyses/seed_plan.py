@@ -49,6 +49,7 @@ from runner.execute.manifest import (
     run_status,
 )
 from runner.layout import Layout
+from runner.report.stats import resample_clients, resample_within
 from runner.spec.hypotheses import Hypothesis
 from runner.spec.model import Spec
 from runner.tables.rows import RelayLoad, TransferRow
@@ -84,16 +85,6 @@ def _log_var(draws: Iterable[float]) -> float:
     return float(np.var(logs, ddof=1)) if len(logs) > 1 else 0.0
 
 
-def _resample_clients(by_client: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
-    names = list(by_client)
-    picks = rng.integers(0, len(names), len(names))
-    return {f"{names[k]}/{i}": by_client[names[k]] for i, k in enumerate(picks)}
-
-
-def _resample_transfers(by_client: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
-    return {c: rng.choice(np.asarray(v, float), len(v)) for c, v in by_client.items()}
-
-
 def spread(
     h: Hypothesis,
     transfers: Sequence[TransferRow],
@@ -120,11 +111,9 @@ def spread(
         for side in (values, reference):
             if len(side) > 1:
                 clients += _log_var(
-                    statistic(_resample_clients(side, rng)) for _ in range(_BOOTSTRAP)
+                    statistic(resample_clients(side, rng)) for _ in range(_BOOTSTRAP)
                 )
-            transfers_ += _log_var(
-                statistic(_resample_transfers(side, rng)) for _ in range(_BOOTSTRAP)
-            )
+            transfers_ += _log_var(statistic(resample_within(side, rng)) for _ in range(_BOOTSTRAP))
         client_parts.append(clients if min(len(values), len(reference)) > 1 else None)
         transfer_parts.append(transfers_)
     if len(logs) < 2:
@@ -473,3 +462,26 @@ def make_plan(
         spec.name,
         base,
     )
+
+
+def plan_data(plan: Plan) -> dict[str, Any]:
+    """The plan as plain data (plan.json)."""
+    return {
+        "seeds": list(plan.seeds),
+        "spreads": {name: vars(s) for name, s in plan.spreads.items()},
+        "cost": vars(plan.cost) if plan.cost else None,
+        "busiest": plan.busiest,
+        "designs": [
+            {
+                "design": p.alternative.name,
+                "rule_max": p.rule_max,
+                "expected_seeds": p.expected_seeds,
+                "fixed_seeds": p.fixed_seeds,
+                "cpu_hours_expected": p.cpu_hours_expected,
+                "cpu_hours_max": p.cpu_hours_max,
+                "busiest": p.busiest,
+                "loads": p.loads,
+            }
+            for p in plan.predictions
+        ],
+    }

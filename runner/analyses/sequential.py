@@ -29,6 +29,8 @@ from functools import cache
 import numpy as np
 from scipy import stats as scipy_stats
 
+from runner.spec.model import Spec
+
 ALPHA = 0.05
 
 
@@ -98,6 +100,12 @@ class SequentialDesign:
         planned look it has reached (the first if it has reached none)."""
         reached = [i for i, n in enumerate(self.looks) if n <= seeds]
         return reached[-1] if reached else 0
+
+    @classmethod
+    def of(cls, spec: Spec) -> SequentialDesign | None:
+        """The design of a spec that runs seeds in rounds; None otherwise."""
+        r = spec.seed_rounds
+        return None if r is None else cls.from_rounds(r.min, r.max, r.step)
 
     def t_critical(self, look: int, seeds: int) -> float:
         """The t value of a look's repeated confidence interval over

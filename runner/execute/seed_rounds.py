@@ -37,14 +37,14 @@ class RoundResult:
 
 
 def all_answered(found: list[Answer]) -> bool:
-    """Every hypothesis decisive, from enough seeds for an interval."""
-    return all(a.verdict != UNDETERMINED and not a.too_few for a in found)
+    """Every hypothesis decisive (under 3 seeds none is: see Answer.too_few)."""
+    return all(a.verdict != UNDETERMINED for a in found)
 
 
 def design(spec: Spec) -> SequentialDesign:
-    assert spec.seed_rounds is not None
-    r = spec.seed_rounds
-    return SequentialDesign.from_rounds(r.min, r.max, r.step)
+    found = SequentialDesign.of(spec)
+    assert found is not None
+    return found
 
 
 def next_seeds(spec: Spec, seeds: tuple[int, ...]) -> tuple[int, ...]:
@@ -64,9 +64,7 @@ def stop_reason(spec: Spec, rounds: list[RoundResult], found: list[Answer]) -> s
             f"after {seeds} seeds every hypothesis had a decisive verdict at look "
             f"{len(rounds)}'s boundary{at}"
         )
-    open_ones = ", ".join(
-        a.hypothesis.name for a in found if a.verdict == UNDETERMINED or a.too_few
-    )
+    open_ones = ", ".join(a.hypothesis.name for a in found if a.verdict == UNDETERMINED)
     return f"reached the most seeds the spec allows ({seeds}){at}; still undetermined: {open_ones}"
 
 

@@ -16,12 +16,6 @@ from runner.spec.model import Spec
 from runner.tables.rows import TransferRow, read_served
 
 
-def design_of(spec: Spec) -> SequentialDesign | None:
-    """The sequential design of a spec that runs seeds in rounds."""
-    r = spec.seed_rounds
-    return None if r is None else SequentialDesign.from_rounds(r.min, r.max, r.step)
-
-
 def _prediction(a: Answer) -> str:
     if a.seeds_needed is None:
         return "too few seeds to predict how many would decide it"
@@ -72,7 +66,7 @@ def answers(spec: Spec, layout: Layout, transfers: list[TransferRow]) -> list[An
     if any(h.metric == "round_completion" for h in spec.hypotheses):
         served = read_served(layout.served_csv) if layout.served_csv.is_file() else []
         all_rounds = rounds(transfers, served, class_phases(spec))
-    design = design_of(spec)
+    design = SequentialDesign.of(spec)
     return [
         answer(h, transfers, bandwidths, all_rounds, design, len(spec.seeds))
         for h in spec.hypotheses

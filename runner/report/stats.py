@@ -106,16 +106,23 @@ def level_ci(samples: Sequence[float], level: float = 0.95, ceiling: float = mat
     return Estimate(est.mean, low, high, est.n, signed=False)
 
 
+def resample_clients(by_client: Mapping[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+    """A bootstrap draw of a seed's measured clients, each with its values."""
+    names = list(by_client)
+    picks = rng.integers(0, len(names), len(names))
+    return {f"{names[k]}/{i}": by_client[names[k]] for i, k in enumerate(picks)}
+
+
+def resample_within(by_client: Mapping[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+    """A bootstrap draw of each client's values, the clients kept."""
+    return {c: rng.choice(np.asarray(v, float), len(v)) for c, v in by_client.items()}
+
+
 def resample_values(values: Any, rng: np.random.Generator) -> Any:
     """A bootstrap draw of a seed's values: a list of numbers, or one list
     per measured client (clients drawn first, then each one's values)."""
     if isinstance(values, Mapping):
-        clients = list(values)
-        picked = rng.integers(0, len(clients), len(clients))
-        return {
-            f"{k}/{i}": rng.choice(np.asarray(values[clients[k]], float), len(values[clients[k]]))
-            for i, k in enumerate(picked)
-        }
+        return resample_within(resample_clients(values, rng), rng)
     array = np.asarray(values, float)
     return rng.choice(array, len(array))
 
@@ -193,13 +200,6 @@ def quantile(values: Sequence[float], q: float) -> float:
     if len(values) == 0:
         return float("nan")
     return float(np.quantile(np.asarray(values, dtype=float), q))
-
-
-def ecdf(values: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted values and their cumulative fractions."""
-    xs = np.sort(np.asarray(values, dtype=float))
-    ys = np.arange(1, len(xs) + 1) / len(xs) if len(xs) else np.array([])
-    return xs, ys
 
 
 ClientValues = Mapping[str, Sequence[float]]  # measured client -> its values, in one seed

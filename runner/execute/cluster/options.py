@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
-from runner.errors import PrerequisiteError, RunError
+from runner.errors import RunError
 
 DASK_SCHEMES = ("tcp://", "tls://", "inproc://", "ucx://", "ws://", "wss://")
 SLURM_KEYS = ("queue", "cores", "memory", "walltime", "jobs", "account")
@@ -82,25 +81,3 @@ def parse_executor(text: str) -> ExecutorChoice:
         account=fields.get("account"),
     )
     return ExecutorChoice("slurm", slurm=options)
-
-
-def make_executor(choice: ExecutorChoice, pinning: str, threads: int | None) -> Any:
-    """The executor for ``choice`` (None: this machine's pool); the cluster
-    libraries are imported only when asked for."""
-    if choice.kind == "local":
-        return None
-    try:
-        if choice.kind == "dask":
-            from runner.execute.cluster.dask import DaskExecutor
-
-            assert choice.address is not None
-            return DaskExecutor(choice.address, pinning, threads)
-        from runner.execute.cluster.slurm import SlurmExecutor
-
-        assert choice.slurm is not None
-        return SlurmExecutor(choice.slurm, pinning)
-    except ImportError as exc:
-        raise PrerequisiteError(
-            f"--executor {choice.kind}: {exc.name or exc} is not installed; install the "
-            "project with its cluster extra: pip install -e '.[cluster]'"
-        ) from None
