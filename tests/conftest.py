@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import gzip
+import json
 import shutil
 import subprocess
 import sys
@@ -12,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from runner.layout import Layout
 from runner.network.datasets import FOLDER, DataFile, data_dir
 from runner.spec.matrix import expand_spec
 from runner.spec.model import Spec, load_spec
@@ -145,12 +148,43 @@ def fixture_spec(name: str) -> Spec:
     return load_spec(FIXTURES / name / "spec.yaml")
 
 
-def fixture_report(name: str, root: Path) -> Path:
-    """The report of a committed results fixture (``tests/fixtures/<name>``:
-    a real run's tables), written under ``root``; the tables it leaves out
-    are written empty."""
-    from runner.layout import Layout
-    from runner.report.assemble import write_report
+# The tool versions a fixture's manifests record (the fixtures' own runs).
+FIXTURE_VERSIONS = {"shadow": "3.3.0", "tor": "0.4.9.11", "tgen": "1.1.2", "oniontrace": "1.0.0"}
+
+
+def _fixture_hosts(experiment: Path, variant: str, seed: int) -> dict[str, dict[str, Any]]:
+    """A run's hosts as its tables name them: clients (with class and
+    whether measured) from clients.csv, else from transfers.csv; relays
+    from relay_load.csv."""
+    hosts: dict[str, dict[str, Any]] = {}
+    for table in ("clients", "transfers"):
+        path = experiment / f"{table}.csv"
+        if hosts or not path.is_file():
+            continue
+        with path.open(newline="") as handle:
+            for row in csv.DictReader(handle):
+                if (row["variant"], int(row["seed"])) == (variant, seed):
+                    hosts[row["host"]] = {
+                        "role": "client",
+                        "class": row["class"],
+                        "measured": row["measured"] == "1",
+                    }
+    path = experiment / "relay_load.csv"
+    if path.is_file():
+        with path.open(newline="") as handle:
+            for row in csv.DictReader(handle):
+                if (row["variant"], int(row["seed"])) == (variant, seed):
+                    hosts[row["relay"]] = {"role": row["role"], "measured": False}
+    return hosts
+
+
+def fixture_results(name: str, root: Path) -> tuple[Spec, Layout]:
+    """A results folder under ``root`` made from a committed results fixture
+    (``tests/fixtures/<name>``: a real run's tables): its tables, the ones
+    it leaves out written empty, and a complete manifest for each run with
+    the hosts its tables name (or the fixture's own manifests, runs.json)."""
+    from runner.execute.manifest import STATUS_COMPLETE, write_manifest
+    from runner.network.identity import run_identity
     from runner.tables.collect import tables
 
     spec = fixture_spec(name)
@@ -162,4 +196,35 @@ def fixture_report(name: str, root: Path) -> Path:
         path = layout.table_csv(table.name)
         if not path.exists():
             path.write_text(",".join(table.columns) + "\n")
+    recorded = FIXTURES / name / "runs.json"
+    runs = json.loads(recorded.read_text()) if recorded.is_file() else []
+    kept = {(r["variant"], int(r["seed"])): r for r in runs}
+    for seed in spec.seeds:
+        for variant in spec.variants:
+            manifest = kept.get((variant.name, seed)) or {
+                "variant": variant.name,
+                "seed": seed,
+                "status": STATUS_COMPLETE,
+                "backend": "shadow",
+                "phases": {"generate_s": 1.0, "simulate_s": 60.0, "collect_s": 1.0},
+            }
+            hosts = _fixture_hosts(layout.experiment_dir, variant.name, seed)
+            for host, info in manifest.get("hosts", {}).items():
+                hosts[host] = info | hosts.get(host, {})
+            manifest |= {
+                "hosts": hosts,
+                "versions": FIXTURE_VERSIONS,
+                "identity": run_identity(spec, variant, seed, "shadow", False, FIXTURE_VERSIONS),
+            }
+            run_dir = layout.run_dir(variant.name, seed)
+            run_dir.mkdir(parents=True)
+            write_manifest(run_dir, manifest)
+    return spec, layout
+
+
+def fixture_report(name: str, root: Path) -> Path:
+    """The report of a committed results fixture, written under ``root``."""
+    from runner.report.assemble import write_report
+
+    spec, layout = fixture_results(name, root)
     return write_report(spec, layout).path
