@@ -34,7 +34,7 @@ help:
 	@echo "                            [BACKEND=shadow|local] (default: shadow if installed)"
 	@echo "                            [FORCE=1]: run even if the size check says it won't fit"
 	@echo "                            [EXECUTOR=tcp://host:8786 | slurm:cores=4,...]: run on a"
-	@echo "                            Dask cluster or Slurm (README, 'Clusters') [PINNING=...]"
+	@echo "                            Dask cluster or Slurm (docs/clusters.md) [PINNING=...]"
 	@echo "make plan EXP=<name>        from a pilot's runs: the seeds, CPU-hours and wall time a"
 	@echo "                            decisive answer needs, per design [PILOT=n: run seeds 1..n]"
 	@echo "make regress                re-run ci-small and check it against results/baselines/"

@@ -263,7 +263,7 @@ def test_ci_small_on_dask_and_on_slurm_gives_the_tables_of_a_local_run(
     for cluster in start_dask(tmp_path / "dask", {}):
         on_dask = _experiment(tmp_path / "dask-results", "--executor", cluster.address)
         assert on_dask.returncode == 0, on_dask.stdout + on_dask.stderr[-3000:]
-    # The same relay keys make the same network, to the byte (README, Reproducibility).
+    # The same relay keys make the same network, to the byte (docs/reproducibility.md).
     shutil.copytree(
         tmp_path / "dask-results" / "ci-small" / "keys",
         tmp_path / "slurm-results" / "ci-small" / "keys",

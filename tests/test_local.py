@@ -275,7 +275,7 @@ def test_a_local_network_stays_on_the_machine(ci_small_text: str, tmp_path: Path
         proxy, control = _ports(client)
         # tor binds no connection to a loopback address: the client reaches
         # its guard from 127.0.0.1, as every local host does, so relays
-        # cannot tell local clients apart by address (README).
+        # cannot tell local clients apart by address (docs/backends.md).
         assert not [r for r in _established_from("127.102.0.1") if r.endswith(":9001")]
         assert any(r.endswith(":9001") for r in _established_from("127.0.0.1"))
         # Control ports: nothing without the cookie, oniontrace's password included.

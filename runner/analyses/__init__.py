@@ -4,7 +4,7 @@ them. ``runner.tables.collect`` and ``runner.report.assemble`` loop over
 ANALYSES and know none by name; the report shows them in this order.
 
 A new question is a module of computations here, its section builder in
-runner/report/, and one entry below (see the README, "Adding an analysis").
+runner/report/, and one entry below (see docs/extending.md).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Shadow pins each worker thread, and the processes it runs, to one CPU chosen
 among the CPUs its own process may use. Shadows started side by side all see
 the same CPUs and pile onto the same ones: at 4 runs at once each run took
-twice as long, at 15 more than ten times (README, "Runs at once"). So each
+twice as long, at 15 more than ten times (docs/backends.md, "Runs at once"). So each
 concurrent run gets a disjoint set of CPUs, inside which its Shadow still
 pins ("own-cpus"); "off" turns Shadow's pinning off instead, and "shared"
 is Shadow's own default, kept to measure the difference.
