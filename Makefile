@@ -118,11 +118,11 @@ baseline:
 		--baseline $(BASELINE) --write
 
 bench:
-	$(PY) -m runner.tools.bench configs/$(EXP).yaml --out bench/results.md $(if $(BACKEND),--backend $(BACKEND),)
+	$(PY) -m runner.bench.speed configs/$(EXP).yaml --out bench/results.md $(if $(BACKEND),--backend $(BACKEND),)
 	$(if $(filter local,$(BACKEND)),,$(MAKE) bench-scaling)
 
 bench-scaling:
-	$(PY) -m runner.tools.scaling configs/$(EXP).yaml --out bench/results.md \
+	$(PY) -m runner.bench.scaling configs/$(EXP).yaml --out bench/results.md \
 		$(if $(JOBS),--jobs $(JOBS),) $(if $(SEEDS),--seeds $(SEEDS),)
 
 clean:

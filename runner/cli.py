@@ -44,8 +44,8 @@ def _backend_name(args: argparse.Namespace, name: str) -> str:
     if getattr(args, "backend", None):
         return str(args.backend)
     if args.command in READERS:
-        from runner.execute.manifest import backends_with_runs
         from runner.layout import experiment_name
+        from runner.manifest import backends_with_runs
 
         root = Path(args.results).resolve()
         found = backends_with_runs(
@@ -129,7 +129,7 @@ def _backend(args: argparse.Namespace, spec: Spec) -> Backend:
 
 def _spec(args: argparse.Namespace) -> Spec:
     """The spec, with the seeds its rounds ran if it runs seeds in rounds."""
-    from runner.execute.seed_rounds import seeds_in_use
+    from runner.analyses.seed_rounds import seeds_in_use
     from runner.spec.model import load_spec
 
     spec = load_spec(Path(args.spec))
@@ -164,10 +164,11 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
 
 
 def _collect(spec: Spec, args: argparse.Namespace) -> int:
+    from runner.experiments import TABLES
     from runner.tables.collect import collect
 
     layout = _layout(spec, args)
-    result = collect(spec, layout)
+    result = collect(spec, layout, TABLES)
     if not result.runs:
         print(
             f"error: no complete runs of {spec.path} under {layout.experiment_dir}: "
@@ -193,13 +194,14 @@ def _has_tables(layout: Layout, spec: Spec, command: str) -> bool:
 
 
 def _compare(spec: Spec, args: argparse.Namespace) -> int:
-    from runner.execute.manifest import record_check_failures
+    from runner.experiments import ANALYSES
+    from runner.manifest import record_check_failures
     from runner.report.assemble import write_report
 
     layout = _layout(spec, args)
     if not _has_tables(layout, spec, "compare"):
         return 1
-    result = write_report(spec, layout)
+    result = write_report(spec, layout, ANALYSES)
     for failure in result.failures:
         print(f"CHECK FAILED: {failure}", file=sys.stderr)
     runs = {(v.name, s): layout.run_dir(v.name, s) for v in spec.variants for s in spec.seeds}
@@ -256,7 +258,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     spec = load_spec(Path(args.spec))
     run_code = 0
     if spec.seed_rounds is not None:
-        from runner.execute.seed_rounds import run_in_rounds
+        from runner.analyses.seed_rounds import run_in_rounds
         from runner.report.answers import answers
         from runner.tables.rows import read_transfers
 
@@ -284,7 +286,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from runner.analyses.client_bandwidth import per_client, read_clients
     from runner.analyses.seed_plan import make_plan, plan_data
     from runner.execute.cpus import usable_cpus
-    from runner.execute.manifest import write_json_atomic
+    from runner.manifest import write_json_atomic
     from runner.report.seed_plan import render
     from runner.spec.model import load_spec
     from runner.tables.rows import read_relay_load, read_transfers
@@ -332,17 +334,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_regress(args: argparse.Namespace) -> int:
-    from runner.execute.manifest import write_json_atomic
-    from runner.execute.run import resolve_tools
-    from runner.spec.model import load_spec
-    from runner.tables.rows import read_transfers
-    from runner.tools.regress import (
+    from runner.analyses.regress import (
         LOCAL_ABSOLUTE_SLACK_S,
         LOCAL_FACTOR_BAND,
         check_against,
         make_baseline,
         provenance_note,
     )
+    from runner.execute.run import resolve_tools
+    from runner.manifest import write_json_atomic
+    from runner.spec.model import load_spec
+    from runner.tables.rows import read_transfers
 
     spec = load_spec(Path(args.spec))
     layout = _layout(spec, args)

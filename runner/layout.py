@@ -5,6 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+# Inside a run directory: the hosts' files as the simulation (or the local
+# backend) leaves them, and the template they start from.
+SHADOW_DATA = "shadow.data"
+SHADOW_TEMPLATE = "shadow.data.template"
+
 
 @dataclass(frozen=True)
 class Layout:

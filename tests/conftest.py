@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
+from runner.datasets import FOLDER, DataFile, data_dir
 from runner.layout import Layout
-from runner.network.datasets import FOLDER, DataFile, data_dir
 from runner.spec.matrix import expand_spec
 from runner.spec.model import Spec, load_spec
 from runner.tools.prereqs import find
@@ -183,7 +183,8 @@ def fixture_results(name: str, root: Path) -> tuple[Spec, Layout]:
     (``tests/fixtures/<name>``: a real run's tables): its tables, the ones
     it leaves out written empty, and a complete manifest for each run with
     the hosts its tables name (or the fixture's own manifests, runs.json)."""
-    from runner.execute.manifest import STATUS_COMPLETE, write_manifest
+    from runner.experiments import TABLES
+    from runner.manifest import STATUS_COMPLETE, write_manifest
     from runner.network.identity import run_identity
     from runner.tables.collect import tables
 
@@ -192,7 +193,7 @@ def fixture_results(name: str, root: Path) -> tuple[Spec, Layout]:
     layout.experiment_dir.mkdir(parents=True)
     for table in (FIXTURES / name).glob("*.csv.gz"):
         (layout.experiment_dir / table.name[:-3]).write_bytes(gzip.decompress(table.read_bytes()))
-    for table in tables():
+    for table in tables(TABLES):
         path = layout.table_csv(table.name)
         if not path.exists():
             path.write_text(",".join(table.columns) + "\n")
@@ -224,7 +225,8 @@ def fixture_results(name: str, root: Path) -> tuple[Spec, Layout]:
 
 def fixture_report(name: str, root: Path) -> Path:
     """The report of a committed results fixture, written under ``root``."""
+    from runner.experiments import ANALYSES
     from runner.report.assemble import write_report
 
     spec, layout = fixture_results(name, root)
-    return write_report(spec, layout).path
+    return write_report(spec, layout, ANALYSES).path

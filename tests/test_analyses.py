@@ -3,14 +3,13 @@ a new analysis adds its table and its report section by registering."""
 
 from pathlib import Path
 
-import pytest
 import yaml
 
-from runner.analyses import ANALYSES
-from runner.analyses.base import Analysis, ReportInput, Section
+from runner.experiments import ANALYSES, tables_of
 from runner.layout import Layout
 from runner.logs.run_logs import RunLogs
 from runner.report import assemble
+from runner.report.base import Analysis, ReportInput, Section
 from runner.spec.model import parse_spec
 from runner.tables import collect as collect_module
 from runner.tables.schema import Table
@@ -36,22 +35,19 @@ TOY = Analysis(
 )
 
 
-def test_a_registered_analysis_adds_its_table_and_section(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(collect_module, "ANALYSES", (*ANALYSES, TOY))
-    monkeypatch.setattr(assemble, "ANALYSES", (*ANALYSES, TOY))
+def test_a_registered_analysis_adds_its_table_and_section(tmp_path: Path) -> None:
+    analyses = (*ANALYSES, TOY)
     spec = parse_spec(yaml.safe_load(CI_SMALL.read_text()), "ci-small.yaml")
     layout = Layout(tmp_path / "results", spec.name)
     _damaged_run(layout.run_dir("conflux-on", 1))
 
-    collected = collect_module.collect(spec, layout)
+    collected = collect_module.collect(spec, layout, tables_of(analyses))
     assert collected.rows["hosts"] == 1
     assert (layout.experiment_dir / "hosts.csv").read_text().splitlines() == [
         "variant,seed,hosts",
         "conflux-on,1,4",
     ]
-    result = assemble.write_report(spec, layout)
+    result = assemble.write_report(spec, layout, analyses)
     report = result.path.read_text()
     assert "Every run has hosts." in report and "## Hosts per run" in report
     assert "toy: a failure" in result.failures and not result.checks_passed
@@ -60,15 +56,13 @@ def test_a_registered_analysis_adds_its_table_and_section(
     assert report.index("Every run has hosts.") < report.index("**FAILED:**")
 
 
-def test_an_analysis_the_spec_does_not_ask_adds_no_section(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_an_analysis_the_spec_does_not_ask_adds_no_section(tmp_path: Path) -> None:
     never = Analysis("never", (), _hosts_report, applies=lambda spec: False)
-    monkeypatch.setattr(assemble, "ANALYSES", (*ANALYSES, never))
+    analyses = (*ANALYSES, never)
     spec = parse_spec(yaml.safe_load(CI_SMALL.read_text()), "ci-small.yaml")
     layout = Layout(tmp_path / "results", spec.name)
     _damaged_run(layout.run_dir("conflux-on", 1))
-    collect_module.collect(spec, layout)
-    result = assemble.write_report(spec, layout)
+    collect_module.collect(spec, layout, tables_of(analyses))
+    result = assemble.write_report(spec, layout, analyses)
     assert "## Hosts per run" not in result.path.read_text()
     assert "toy: a failure" not in result.failures

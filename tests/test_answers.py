@@ -19,9 +19,9 @@ from runner.analyses.answers import (
     verdict,
 )
 from runner.analyses.power import Target, decisive_probability
+from runner.analyses.stats import Estimate
 from runner.errors import SpecError
 from runner.report.answers import answers_section
-from runner.report.stats import Estimate
 from runner.spec.hypotheses import Hypothesis
 from runner.spec.model import parse_spec
 from runner.tables.rows import TransferRow

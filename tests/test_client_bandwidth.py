@@ -2,13 +2,8 @@
 
 import pytest
 
-from runner.analyses.client_bandwidth import (
-    ClientInfo,
-    RelayLimit,
-    group_means,
-    limit_checks,
-    per_client,
-)
+from runner.analyses.client_bandwidth import ClientInfo, group_means, per_client
+from runner.experiments.tortoise.limits import RelayLimit, limit_checks
 from runner.tables.rows import CircuitRow, TransferRow
 
 KIB = 1024

@@ -25,9 +25,9 @@ import pytest
 import yaml
 
 from runner.execute.cpus import OFF, OWN_CPUS
-from runner.execute.manifest import read_manifest
 from runner.execute.run import RunOutcome, run_experiment
 from runner.layout import Layout
+from runner.manifest import read_manifest
 from runner.network.backends import SHADOW
 from runner.spec.model import Spec, parse_spec
 from tests.cluster_fixtures import (

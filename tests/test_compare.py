@@ -3,14 +3,14 @@ from dataclasses import replace
 
 import pytest
 
-from runner.analyses.conflux import conflux_leg_checks
+from runner.analyses.stats import mean_ci
 from runner.analyses.transfers import (
     changes,
     completion_checks,
     summarize,
     transfers_per_size,
 )
-from runner.report.stats import mean_ci
+from runner.experiments.conflux.legs import conflux_leg_checks
 from runner.report.transfers import completion_failure
 from runner.tables.rows import CircuitRow, TransferRow
 

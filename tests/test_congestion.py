@@ -6,7 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from runner.analyses.congestion import (
+from runner.experiments.congestion.hop_feedback_log import last_totals, parse_line
+from runner.experiments.congestion.hop_window_log import last_totals as hop_window_last_totals
+from runner.experiments.congestion.hop_window_log import parse_line as hop_window_parse_line
+from runner.experiments.congestion.mechanisms import (
     FIXED,
     MARUT,
     MARUT_REMOTE,
@@ -27,34 +30,29 @@ from runner.analyses.congestion import (
     scenario_of,
     window_of,
 )
-from runner.logs.hop_feedback import last_totals, parse_line
-from runner.logs.hop_window import last_totals as hop_window_last_totals
-from runner.logs.hop_window import parse_line as hop_window_parse_line
-from runner.logs.n23 import N23Totals
-from runner.logs.n23 import last_totals as n23_last_totals
-from runner.logs.n23 import parse_line as n23_parse_line
-from runner.logs.run_logs import RunLogs
-from runner.network.shadow_config import SHADOW_DATA
-from runner.spec.model import Variant
-from runner.tables.collect import _write_csv
-from runner.tables.rows import (
+from runner.experiments.congestion.n23_log import N23Totals
+from runner.experiments.congestion.n23_log import last_totals as n23_last_totals
+from runner.experiments.congestion.n23_log import parse_line as n23_parse_line
+from runner.experiments.congestion.tables import (
+    HOP_FEEDBACK_COLUMNS,
+    HOP_WINDOW_COLUMNS,
+    N23_COLUMNS,
     HopFeedbackRow,
     HopWindowRow,
     N23Row,
-    PlacementRow,
-    TransferRow,
+    hop_feedback_rows,
+    hop_window_rows,
+    n23_rows,
     read_hop_feedback,
     read_hop_window,
     read_n23,
 )
-from runner.tables.schema import (
-    HOP_FEEDBACK_COLUMNS,
-    HOP_WINDOW_COLUMNS,
-    N23_COLUMNS,
-    hop_feedback_rows,
-    hop_window_rows,
-    n23_rows,
-)
+from runner.experiments.mctor.tables import PlacementRow
+from runner.layout import SHADOW_DATA
+from runner.logs.run_logs import RunLogs
+from runner.spec.model import Variant
+from runner.tables.collect import _write_csv
+from runner.tables.rows import TransferRow
 from tests.conftest import FIXTURES
 
 

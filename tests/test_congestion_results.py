@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.analyses.congestion import (
+from runner.analyses.load import load_failures, run_loads
+from runner.experiments.congestion.mechanisms import (
     MARUT,
     MARUT_REMOTE,
     class_results,
@@ -29,20 +30,17 @@ from runner.analyses.congestion import (
     pctcp_failures,
     window_of,
 )
-from runner.analyses.load import load_failures, run_loads
-from runner.layout import Layout
-from runner.report.congestion import congestion_sections
-from runner.spec.model import Spec, Variant
-from runner.tables.rows import (
+from runner.experiments.congestion.report import congestion_sections
+from runner.experiments.congestion.tables import (
     HopFeedbackRow,
-    TransferRow,
     read_hop_feedback,
     read_hop_window,
     read_n23,
-    read_placements,
-    read_relay_load,
-    read_transfers,
 )
+from runner.experiments.mctor.tables import read_placements
+from runner.layout import Layout
+from runner.spec.model import Spec, Variant
+from runner.tables.rows import TransferRow, read_relay_load, read_transfers
 from tests.conftest import FIXTURES, fixture_spec, gunzip_fixture
 
 TABLES = FIXTURES / "congestion-small"

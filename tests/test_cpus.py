@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from runner.bench.scaling import SECTION, add_rows, job_counts
 from runner.cli import build_parser
 from runner.errors import RunError
 from runner.execute import cpus as cpus_module
 from runner.execute.cluster.options import SlurmOptions, parse_executor
 from runner.execute.cpus import OFF, OWN_CPUS, SHARED, CpuSlots, choose_placement
 from runner.execute.simulate import run_shadow
-from runner.tools.scaling import SECTION, add_rows, job_counts
 
 
 def test_every_core_runs_a_run_as_far_as_the_runs_go() -> None:

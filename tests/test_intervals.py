@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runner.report.stats import bootstrap_change_ci, level_ci, ratio_change_ci
+from runner.analyses.stats import bootstrap_change_ci, level_ci, ratio_change_ci
 from tests.conftest import fixture_report
 
 # "mean [low, high]" as Estimate.format writes it, with or without a sign and a %.
@@ -76,7 +76,7 @@ def test_no_interval_in_a_fixture_report_leaves_its_quantity(name: str, tmp_path
 
 
 def test_numbers_are_printed_as_a_reader_takes_them() -> None:
-    from runner.report.stats import Estimate
+    from runner.analyses.stats import Estimate
 
     # No "-0.0", no -100% that the bound does not reach, no decimals on huge bounds.
     change = Estimate(-0.0003, -0.99996, 12134.885, 3)

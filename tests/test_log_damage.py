@@ -9,6 +9,7 @@ from pathlib import Path
 
 import yaml
 
+from runner.experiments import ANALYSES, TABLES
 from runner.layout import Layout
 from runner.logs.damage import LogDamage, clean_lines
 from runner.logs.tgen import RECORD_MARKERS, parse_lines
@@ -122,7 +123,7 @@ def test_collect_finishes_damaged_runs_and_the_report_shows_them(tmp_path: Path)
     layout = Layout(tmp_path / "results", spec.name)
     _damaged_run(layout.run_dir("conflux-on", 1))
 
-    collected = collect(spec, layout)
+    collected = collect(spec, layout, TABLES)
     assert collected.runs == 1
     for table in ("transfers", "circuits", "relays", "clients", "served", "log_damage"):
         assert (layout.experiment_dir / f"{table}.csv").is_file(), table
@@ -135,7 +136,7 @@ def test_collect_finishes_damaged_runs_and_the_report_shows_them(tmp_path: Path)
     assert not any("perfclient1exit" in log for log in damage)
     assert collected.rows["transfers"] == 2 * len(_result_lines(TGEN)) - int(cut["lost_records"])
 
-    result = write_report(spec, layout)
+    result = write_report(spec, layout, ANALYSES)
     report = result.path.read_text()
     assert "damaged log lines skipped" in report
     assert "| conflux-on | 1 | complete |" in report and "2 (2 logs missing or empty)" in report

@@ -11,15 +11,15 @@ import pytest
 import yaml
 
 from runner.analyses.load import load_failures, run_loads
+from runner.datasets import PACKET_MODEL, STREAM_MODEL, read_data
 from runner.errors import SpecError
+from runner.layout import SHADOW_DATA
 from runner.logs.bandwidth import parse_lines as parse_bandwidth
 from runner.logs.run_logs import RunLogs
 from runner.logs.tgen import parse_lines as parse_tgen
-from runner.network.datasets import PACKET_MODEL, STREAM_MODEL, read_data
 from runner.network.generate import cross_flows
 from runner.network.plan import plan_network
 from runner.network.schedule import host_processes
-from runner.network.shadow_config import SHADOW_DATA
 from runner.spec.model import ALL_RELAYS, Spec, parse_spec
 from runner.tables.rows import RelayLoad
 from runner.tables.schema import relay_load_rows

@@ -5,23 +5,20 @@ import gzip
 
 import pytest
 
-from runner.analyses.mctor import (
-    Round,
+from runner.analyses.rounds import Round, fairness_gaps, rounds, summarize, tukey_fences
+from runner.experiments.mctor.connections import (
     circuit_spread,
-    fairness_gaps,
     hop_checks,
     pinned_path,
-    rounds,
     stream_circuits,
-    summarize,
-    tukey_fences,
 )
-from runner.logs.mctor import parse_line, parse_lines, read_fingerprint
+from runner.experiments.mctor.placement_log import parse_line, parse_lines, read_fingerprint
+from runner.experiments.mctor.tables import PlacementRow
 from runner.logs.tgen import Transfer
 from runner.logs.tgen import parse_lines as parse_tgen
-from runner.tables.rows import CircuitRow, PlacementRow, ServedRow, TransferRow
+from runner.phases import Phase
+from runner.tables.rows import CircuitRow, ServedRow, TransferRow
 from tests.conftest import FIXTURES
-from workloads.phases import Phase
 
 SHADOW_EPOCH = 946684800
 MIDDLE = "38FD1A359A3C7A83E6DA58C824D4E54A10D65EE8"

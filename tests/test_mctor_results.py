@@ -11,22 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from runner.analyses.mctor import (
-    circuit_spread,
-    fairness_gaps,
-    hop_checks,
-    rounds,
-    stream_circuits,
-)
-from runner.report.mctor import class_phases, pinned_paths
+from runner.analyses.rounds import class_phases, fairness_gaps, rounds
+from runner.experiments.mctor.connections import circuit_spread, hop_checks, stream_circuits
+from runner.experiments.mctor.report import pinned_paths
+from runner.experiments.mctor.tables import PlacementRow, read_placements
 from runner.spec.model import Spec
 from runner.tables.rows import (
     CircuitRow,
-    PlacementRow,
     ServedRow,
     TransferRow,
     read_circuits,
-    read_placements,
     read_served,
     read_transfers,
 )

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import runner.analyses  # noqa: F401  (before the report, in the order the runner imports them)
+from runner.analyses.stats import client_ecdf
 from runner.report.plots import LEVELS, seed_band
-from runner.report.stats import client_ecdf
 
 
 def _seeds(medians: list[float], transfers: int) -> dict[int, dict[str, list[float]]]:

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
+from runner.analyses.regress import check_against, make_baseline, provenance_note
 from runner.tables.rows import TransferRow
-from runner.tools.regress import check_against, make_baseline, provenance_note
 
 
 def _rows(scale: float) -> list[TransferRow]:

@@ -7,10 +7,10 @@ import pytest
 
 from runner.errors import SpecError
 from runner.network.mixing import variant_plan
+from runner.params import Where, check_params
+from runner.phases import Phase, parse_phase
 from runner.spec.model import load_spec
-from runner.spec.params import Where, check_params
 from workloads.models import Endpoint, Rounds, phase_of_vertex, phase_vertex
-from workloads.phases import Phase, parse_phase
 from workloads.tgen import action_type, check_tgen_rules
 
 ENDPOINT = Endpoint("127.0.0.1:9050", ("100.3.0.1:80",))
@@ -42,10 +42,10 @@ def test_bad_phase_in_a_spec_names_the_key() -> None:
         check_params(
             {"phases": ["video: 2 x 1 KiB down", "oops"]},
             Rounds.PARAMS,
-            Where("spec.yaml", "workloads.phases.params"),
+            Where("spec.yaml", "runner.phases.params"),
             "rounds",
         )
-    assert "workloads.phases.params.phases[1]: expected" in str(error.value)
+    assert "runner.phases.params.phases[1]: expected" in str(error.value)
 
 
 def _rounds_graph() -> nx.DiGraph:

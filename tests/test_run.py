@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from runner.cli import main
-from runner.execute.manifest import read_manifest, record_check_failures, write_manifest
 from runner.execute.run import run_experiment
 from runner.layout import Layout, stale_path
+from runner.manifest import read_manifest, record_check_failures, write_manifest
 from runner.network.backends import SHADOW
 from runner.network.generate import Tools
 from runner.report.assemble import stale_runs

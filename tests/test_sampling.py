@@ -1,4 +1,4 @@
-"""Relays and client links drawn from published measurements (runner.network.datasets)."""
+"""Relays and client links drawn from published measurements (runner.datasets)."""
 
 import hashlib
 import statistics
@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from runner.errors import DataError, SpecError
-from runner.network.datasets import (
+from runner.datasets import (
     FOLDER,
     RELAYS_2018,
     SPEEDS_2020,
@@ -18,6 +17,7 @@ from runner.network.datasets import (
     read_data,
     relay_population,
 )
+from runner.errors import DataError, SpecError
 from runner.network.plan import plan_network
 from runner.network.sampling import bins, split_by_shares
 from runner.spec.model import parse_spec

@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from runner.analyses.answers import Answer, verdict
+from runner.analyses.seed_rounds import ROUNDS_FILE, run_in_rounds, seeds_in_use
+from runner.analyses.stats import Estimate
 from runner.errors import SpecError
-from runner.execute.seed_rounds import ROUNDS_FILE, run_in_rounds, seeds_in_use
 from runner.layout import Layout
-from runner.report.stats import Estimate
 from runner.spec.model import SeedRounds, Spec, parse_spec
 from tests.conftest import CI_SMALL
 

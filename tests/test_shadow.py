@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runner.execute.manifest import read_manifest
+from runner.manifest import read_manifest
 from tests.conftest import ROOT, needs_shadow
 
 pytestmark = [pytest.mark.shadow, pytest.mark.slow, needs_shadow]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.analyses.congestion import hop_window_runs
-from runner.tables.rows import read_hop_window
+from runner.experiments.congestion.mechanisms import hop_window_runs
+from runner.experiments.congestion.tables import read_hop_window
 from tests.conftest import (
     TREE_TOLERATED,
     congestion_tree,

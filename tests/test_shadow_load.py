@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from runner.datasets import PACKET_MODEL, RELAYS_2018, STREAM_MODEL
+from runner.layout import SHADOW_DATA
 from runner.logs.tgen import parse_lines as parse_tgen
-from runner.network.datasets import PACKET_MODEL, RELAYS_2018, STREAM_MODEL
-from runner.network.shadow_config import SHADOW_DATA
 from tests.conftest import CI_SMALL, needs_data, needs_shadow, run_experiment
 
 

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runner.analyses.mctor import circuit_spread
-from runner.tables.rows import read_circuits, read_placements
+from runner.experiments.mctor.connections import circuit_spread
+from runner.experiments.mctor.tables import read_placements
+from runner.tables.rows import read_circuits
 from tests.conftest import ROOT, needs_patched_tor, needs_shadow, run_experiment
 
 pytestmark = [pytest.mark.shadow, pytest.mark.slow, needs_shadow, needs_patched_tor]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.analyses.congestion import n23_runs
-from runner.tables.rows import read_n23
+from runner.experiments.congestion.mechanisms import n23_runs
+from runner.experiments.congestion.tables import read_n23
 from tests.conftest import (
     TREE_TOLERATED,
     congestion_tree,

@@ -3,7 +3,7 @@ import random
 import networkx as nx
 import pytest
 
-from runner.spec.params import Where
+from runner.params import Where
 from topologies import multi_region, single_switch
 from topologies.gml import TopologyError, check_shadow_rules, to_shadow_gml
 

@@ -10,14 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from runner.analyses.client_bandwidth import (
-    ClientBandwidth,
+from runner.analyses.client_bandwidth import ClientBandwidth, group_means, per_client, read_clients
+from runner.experiments.tortoise.limits import (
     LimitCheck,
     RelayLimit,
-    group_means,
     limit_checks,
-    per_client,
-    read_clients,
     read_relay_limits,
 )
 from runner.tables.rows import read_circuits, read_transfers

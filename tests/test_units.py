@@ -1,6 +1,6 @@
 import pytest
 
-from runner.spec.units import (
+from runner.units import (
     format_bandwidth_for_shadow,
     format_latency_for_shadow,
     format_time_for_tgen,

@@ -6,7 +6,7 @@ import networkx as nx
 import pytest
 
 from runner.errors import SpecError
-from runner.spec.params import Where, check_params
+from runner.params import Where, check_params
 from workloads.models import Bulk, Endpoint, Perf, Web, exponential_quantiles, server_graph
 from workloads.tgen import (
     TgenGraphError,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import networkx as nx
 
-from runner.spec.units import format_bandwidth_for_shadow, format_latency_for_shadow
+from runner.units import format_bandwidth_for_shadow, format_latency_for_shadow
 
 
 class TopologyError(ValueError):

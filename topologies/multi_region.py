@@ -22,7 +22,7 @@ from typing import Any
 
 import networkx as nx
 
-from runner.spec.params import Param, Where, check_params
+from runner.params import Param, Where, check_params
 
 PARAMS = {
     "regions": Param("list:str", required=True),

@@ -11,7 +11,7 @@ from typing import Any
 
 import networkx as nx
 
-from runner.spec.params import Param
+from runner.params import Param
 
 PARAMS = {
     "latency": Param("time", default="10 ms", minimum=0.000001, help="one-way latency"),

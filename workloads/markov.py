@@ -1,6 +1,6 @@
 """Markov models for tgen's traffic action, in the form tgen 1.1 reads.
 
-The published PrivCount models (runner.network.datasets: the stream model of
+The published PrivCount models (runner.datasets: the stream model of
 when a Tor client opens streams, the packet model of the packets within a
 stream) are graphml in tgen's older form: the vertex id is the name, and an
 emission has ``exp_lambda`` (exponential) or ``lognorm_mu`` and

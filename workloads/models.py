@@ -16,11 +16,11 @@ from typing import Any
 
 import networkx as nx
 
-from runner.network.datasets import PACKET_MODEL, STREAM_MODEL, read_data
-from runner.spec.params import Param
-from runner.spec.units import format_size_for_tgen, format_time_for_tgen
+from runner.datasets import PACKET_MODEL, STREAM_MODEL, read_data
+from runner.params import Param
+from runner.phases import Phase
+from runner.units import format_size_for_tgen, format_time_for_tgen
 from workloads.markov import flow_model, to_tgen_model
-from workloads.phases import Phase
 
 # tgen's logs at "info" include the per-stream progress lines that
 # tgentools' --complete mode and tornettools need.
@@ -282,7 +282,7 @@ def _low_high(value: tuple[float, ...]) -> tuple[float, float]:
 class Markov:
     """Background traffic as tornettools' clients make it: tgen's traffic
     action runs the PrivCount stream and packet models learned on the live
-    Tor network (runner.network.datasets; tgen draws from them itself), with
+    Tor network (runner.datasets; tgen draws from them itself), with
     a new flow, on a circuit of its own, after exponentially distributed
     pauses of mean ``flow_interval``. One tgen process stands for one user;
     more users are more clients."""

@@ -9,7 +9,7 @@ would give a decisive verdict with 80% probability, from the change and the
 spread between the seeds seen so far (runner/analyses/power.py).
 
 Each seed's statistic counts every measured client once (the median over
-clients of each client's quantile, runner/report/stats.client_quantile):
+clients of each client's quantile, runner/analyses/stats.client_quantile):
 a fast client that finishes many transfers does not outvote a slow one.
 Seeds are the unit: the interval is across seeds, at the 95% t value, or at
 the sequential design's boundary where the seeds ran in rounds
@@ -29,11 +29,11 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from runner.analyses.client_bandwidth import ClientBandwidth
-from runner.analyses.mctor import Round
 from runner.analyses.power import Target, seeds_to_decisive
+from runner.analyses.rounds import Round
 from runner.analyses.sequential import SequentialDesign
+from runner.analyses.stats import Estimate, client_quantile, paired_change
 from runner.analyses.transfers import METRICS
-from runner.report.stats import Estimate, client_quantile, paired_change
 from runner.spec.hypotheses import QUANTILE_METRICS, Hypothesis
 from runner.tables.rows import TransferRow
 

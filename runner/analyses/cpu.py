@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runner.report.stats import Estimate, level_ci, ratio_change_ci
+from runner.analyses.stats import Estimate, level_ci, ratio_change_ci
 from runner.spec.model import ALL_RELAYS, RELAY_ROLES
 from runner.tables.rows import ProcessCpu
 

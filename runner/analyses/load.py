@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.analyses.client_bandwidth import per_client, read_clients
-from runner.report.stats import Estimate, level_ci
+from runner.analyses.stats import Estimate, level_ci
 from runner.spec.model import ALL_RELAYS, BUSIEST, RELAY_ROLES
 from runner.tables.rows import RelayLoad, TransferRow
 

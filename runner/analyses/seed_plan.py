@@ -25,7 +25,7 @@ The cost of a run is fitted on the pilot's runs as a fixed part (the
 network's bootstrap and idle traffic, growing with relays and with the
 simulated time) plus a part that grows with the payload the measured
 clients moved (which grows with their number, and with the measurement
-time), from the CPU seconds each run recorded (runner/execute/manifest.py).
+time), from the CPU seconds each run recorded (runner/manifest.py).
 """
 
 from __future__ import annotations
@@ -39,17 +39,17 @@ import numpy as np
 
 from runner.analyses.answers import per_seed_samples
 from runner.analyses.client_bandwidth import ClientBandwidth
-from runner.analyses.mctor import Round
 from runner.analyses.power import MAX_SEEDS, Target, seeds_to_decisive, simulate_rounds
+from runner.analyses.rounds import Round
 from runner.analyses.sequential import SequentialDesign
-from runner.execute.manifest import (
+from runner.analyses.stats import resample_clients, resample_within
+from runner.layout import Layout
+from runner.manifest import (
     STATUS_COMPLETE,
     read_manifest,
     run_cpu_seconds,
     run_status,
 )
-from runner.layout import Layout
-from runner.report.stats import resample_clients, resample_within
 from runner.spec.hypotheses import Hypothesis
 from runner.spec.model import Spec
 from runner.tables.rows import RelayLoad, TransferRow

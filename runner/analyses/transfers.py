@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from runner.report.stats import Estimate, client_quantile, paired_change
+from runner.analyses.stats import Estimate, client_quantile, paired_change
 from runner.tables.rows import TransferRow
 
 Key = tuple[str, str, int]  # variant, class, size
@@ -133,7 +133,7 @@ def changes(
     quantile_q: float = 0.5,
 ) -> list[Change]:
     """Relative change of a variant's per-seed quantile (every measured
-    client counted once: runner/report/stats.client_quantile) against a
+    client counted once: runner/analyses/stats.client_quantile) against a
     reference's.
 
     For each (variant, reference) pair, class and size: on every seed both

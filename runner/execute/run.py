@@ -28,7 +28,10 @@ from runner.execute.local import run as local_run
 from runner.execute.local.netns import run_in_namespace
 from runner.execute.local.procs import kill_all
 from runner.execute.local.run import PROCESSES_CPU, machine_slot, run_local
-from runner.execute.manifest import (
+from runner.execute.progress import Progress
+from runner.execute.simulate import run_shadow
+from runner.layout import Layout, stale_path
+from runner.manifest import (
     CPU_PHASES,
     STATUS_COMPLETE,
     STATUS_FAILED,
@@ -36,9 +39,6 @@ from runner.execute.manifest import (
     run_status,
     write_manifest,
 )
-from runner.execute.progress import Progress
-from runner.execute.simulate import run_shadow
-from runner.layout import Layout, stale_path
 from runner.network.backends import LOCAL, NAMESPACE, SHADOW, Backend, local_network
 from runner.network.capacity import experiment_size, machine_memory_mib
 from runner.network.exposure import check_exposure

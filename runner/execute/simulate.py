@@ -12,7 +12,7 @@ from pathlib import Path
 
 from runner.errors import RunError
 from runner.execute.local.procs import die_with_parent, register, unregister
-from runner.network.shadow_config import SHADOW_DATA
+from runner.layout import SHADOW_DATA
 
 _PROGRESS = re.compile(r"Progress:\s+(\d+)%")
 

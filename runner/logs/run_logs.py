@@ -7,16 +7,24 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from runner.layout import SHADOW_DATA
 from runner.logs.damage import LogDamage, clean_lines
-from runner.network.shadow_config import SHADOW_DATA
 
 
 class RunLogs:
     """The logs of one run, read line by line through ``clean_lines``: what
     was damaged is recorded per log, once however often a log is read."""
 
-    def __init__(self, run_dir: Path, manifest: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        run_dir: Path,
+        manifest: dict[str, Any],
+        record_markers: dict[str, tuple[str, ...]] | None = None,
+    ) -> None:
         self.run_dir, self.manifest = run_dir, manifest
+        # program -> the markers of the lines that carry a record, as the
+        # tables being collected declared them
+        self.record_markers = record_markers or {}
         self.damage: dict[str, LogDamage] = {}
 
     def of(self, host: str, program: str) -> list[Path]:

@@ -25,15 +25,15 @@ from typing import Any
 import yaml
 
 from runner.errors import RunError
-from runner.execute.manifest import STATUS_GENERATED, write_manifest
-from runner.layout import Layout, partial_path
+from runner.layout import SHADOW_TEMPLATE, Layout, partial_path
+from runner.manifest import STATUS_GENERATED, write_manifest
 from runner.network.backends import SHADOW, SHADOW_EPOCH, Backend, local_network
 from runner.network.identity import run_identity
 from runner.network.limits import relay_client_limit
 from runner.network.mixing import torrc_sections, variant_plan
 from runner.network.plan import Host, NetworkPlan
 from runner.network.schedule import Process, host_processes
-from runner.network.shadow_config import SHADOW_TEMPLATE, shadow_config
+from runner.network.shadow_config import shadow_config
 from runner.network.tor_keys import HostKeys, KeyTools, ensure_keys, install_keys
 from runner.network.torrc import (
     Ports,

@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 
 import networkx as nx
 
+from runner.datasets import country_speeds
 from runner.errors import DataError
-from runner.network.datasets import country_speeds
 from runner.network.sampling import sample_relays, split_by_shares
 from runner.spec.model import ClientGroup, LinkClass, RelayGroup, Spec
 from topologies import get_generator

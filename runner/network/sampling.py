@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 import random
 
+from runner.datasets import MeasuredRelay, relay_population
 from runner.errors import DataError
-from runner.network.datasets import MeasuredRelay, relay_population
 from runner.spec.model import ANY_ROLE, RELAY_ROLES, RelayGroup
 
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from runner.layout import SHADOW_DATA, SHADOW_TEMPLATE
 from runner.network.plan import NetworkPlan
 from runner.network.schedule import Process
-from runner.spec.units import format_bandwidth_for_shadow
+from runner.units import format_bandwidth_for_shadow
 
-SHADOW_DATA = "shadow.data"
-SHADOW_TEMPLATE = "shadow.data.template"
 GRAPH_FILE = "conf/network.gml"
 
 

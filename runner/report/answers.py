@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from runner.analyses.answers import UNDETERMINED, Answer, answer
 from runner.analyses.client_bandwidth import per_client, read_clients
-from runner.analyses.mctor import Round, rounds
 from runner.analyses.power import MAX_SEEDS
+from runner.analyses.rounds import Round, class_phases, rounds
 from runner.analyses.sequential import SequentialDesign
-from runner.execute.manifest import run_cpu_seconds
+from runner.analyses.stats import number
 from runner.layout import Layout
+from runner.manifest import run_cpu_seconds
 from runner.report.markdown import table
-from runner.report.mctor import class_phases
-from runner.report.stats import number
 from runner.spec.model import Spec
 from runner.tables.rows import TransferRow, read_served
 

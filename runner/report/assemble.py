@@ -1,21 +1,21 @@
 """Write ``report/report.md`` (and its plots) for an experiment's collected
 runs: what ran, then each analysis's checks, sections and plots, in the
-order of runner.analyses.ANALYSES."""
+order of the analyses handed in (runner.experiments.ANALYSES)."""
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.analyses import ANALYSES
-from runner.analyses.base import ReportInput
-from runner.execute.manifest import STATUS_COMPLETE, read_manifest
-from runner.execute.seed_rounds import read_rounds
+from runner.analyses.seed_rounds import read_rounds
 from runner.layout import Layout, partial_path
+from runner.manifest import STATUS_COMPLETE, read_manifest
 from runner.network.identity import TOOLS_PART, changed_parts, spec_parts
 from runner.report.answers import answers, answers_section, cpu_hours
+from runner.report.base import Analysis, ReportInput
 from runner.report.html import write_html
 from runner.report.markdown import table
 from runner.spec.model import Spec
@@ -206,8 +206,9 @@ def _rounds_line(spec: Spec, layout: Layout) -> list[str]:
     ]
 
 
-def write_report(spec: Spec, layout: Layout) -> ReportResult:
-    """Compute every analysis and write the report; the caller decides on exit codes."""
+def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis]) -> ReportResult:
+    """Compute each of ``analyses`` (the registry, runner.experiments) that
+    the spec asks and write the report; the caller decides on exit codes."""
     damage = read_log_damage(layout.log_damage_csv)
     manifests = _manifests(spec, layout)
     measured_clients = {
@@ -230,7 +231,7 @@ def write_report(spec: Spec, layout: Layout) -> ReportResult:
         measured_clients,
         work,
     )
-    sections = [a.report(inputs) for a in ANALYSES if a.applies(spec)]
+    sections = [a.report(inputs) for a in analyses if a.applies(spec)]
     failures = [f for s in sections for f in s.failures]
     failures += _run_failures(manifests)
     failures += [d.describe() for d in damage or [] if d.matters]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from runner.analyses.base import ReportInput, Section
 from runner.analyses.cpu import relay_cpu
+from runner.report.base import ReportInput, Section
 from runner.report.markdown import table
 from runner.tables.rows import read_process_cpu
 

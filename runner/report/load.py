@@ -3,15 +3,15 @@ access links per variant, and the spec's required load (checks.load)."""
 
 from __future__ import annotations
 
-from runner.analyses.base import ReportInput, Section
 from runner.analyses.load import (
     link_shares,
     load_failures,
     role_summary,
     run_loads,
 )
+from runner.analyses.stats import Estimate
+from runner.report.base import ReportInput, Section
 from runner.report.markdown import table
-from runner.report.stats import Estimate
 from runner.spec.model import ALL_RELAYS, RELAY_ROLES
 from runner.tables.rows import read_relay_load
 

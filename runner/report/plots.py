@@ -24,10 +24,10 @@ import numpy as np  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 from scipy import stats as scipy_stats  # noqa: E402
 
+from runner.analyses.stats import ClientValues, client_ecdf, ecdf_quantiles  # noqa: E402
 from runner.analyses.transfers import METRICS  # noqa: E402
-from runner.report.stats import ClientValues, client_ecdf, ecdf_quantiles  # noqa: E402
-from runner.spec.units import human_size  # noqa: E402
 from runner.tables.rows import TransferRow  # noqa: E402
+from runner.units import human_size  # noqa: E402
 
 LABELS = {
     "ttfb": "time to first byte (s)",

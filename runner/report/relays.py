@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from runner.analyses.base import ReportInput, Section
+from runner.report.base import ReportInput, Section
 from runner.report.markdown import table
 
 

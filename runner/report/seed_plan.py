@@ -6,8 +6,8 @@ import math
 
 from runner.analyses.power import MAX_SEEDS
 from runner.analyses.seed_plan import PROBABILITY, Plan, Prediction
+from runner.analyses.stats import number
 from runner.report.markdown import table
-from runner.report.stats import number
 
 
 def _seeds(n: int) -> str:

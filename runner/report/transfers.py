@@ -4,7 +4,6 @@ variant's reference, and the CDF plots."""
 
 from __future__ import annotations
 
-from runner.analyses.base import ReportInput, Section
 from runner.analyses.transfers import (
     ClientCheck,
     changes,
@@ -12,9 +11,10 @@ from runner.analyses.transfers import (
     summarize,
     transfers_per_size,
 )
+from runner.report.base import ReportInput, Section
 from runner.report.markdown import seconds, table
 from runner.report.plots import draw_all
-from runner.spec.units import human_size
+from runner.units import human_size
 
 
 def completion_failure(check: ClientCheck, min_completion: float) -> str:

@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from runner.spec.params import Param, Where, mapping_with_keys
-from runner.spec.units import human_size
+from runner.params import Param, Where, mapping_with_keys
+from runner.units import human_size
 
 # metric -> what it is, per seed; the change is variant / reference per seed.
 METRICS = {

@@ -32,8 +32,8 @@ import re
 from typing import Any
 
 from runner.errors import SpecError
-from runner.spec.params import Where
-from runner.spec.params import mapping_with_keys as _mapping
+from runner.params import Where
+from runner.params import mapping_with_keys as _mapping
 
 FACTORS = "factors"  # a variant's key holding its levels
 _PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")

@@ -15,14 +15,14 @@ from typing import Any
 
 import yaml
 
+from runner.datasets import RELAY_POPULATIONS, SPEED_DATA
 from runner.errors import SpecError
-from runner.network.datasets import RELAY_POPULATIONS, SPEED_DATA
+from runner.params import Param, Where, check_params
+from runner.params import mapping_with_keys as _mapping
 from runner.spec.consensus import known_consensus_params, unknown_param_message
 from runner.spec.hypotheses import Hypothesis, parse_hypotheses
 from runner.spec.matrix import FACTORS, expand_spec
-from runner.spec.params import Param, Where, check_params
-from runner.spec.params import mapping_with_keys as _mapping
-from runner.spec.units import human_size, short
+from runner.units import human_size, short
 from topologies import GENERATORS
 from workloads.models import MODELS
 
@@ -54,7 +54,7 @@ class RelayGroup:
     count: int
     bandwidth: tuple[int, int]  # bits/s, sampled log-uniformly in [low, high]
     regions: tuple[str, ...]
-    # Drawn from a measured population (runner.network.datasets) instead:
+    # Drawn from a measured population (runner.datasets) instead:
     # its name, a factor on the measured capacities, and which region each
     # relay's country goes to ("*": every other country).
     sample: str | None = None
@@ -69,7 +69,7 @@ class LinkClass:
     ranges. One draw places a client in both ranges, so a faster downlink
     goes with a faster uplink; without an uplink range the link is symmetric.
 
-    Or, with ``speeds`` (a data set of runner.network.datasets), each client
+    Or, with ``speeds`` (a data set of runner.datasets), each client
     draws a country from ``countries`` (code, share) and gets that country's
     measured mean download and upload speeds."""
 

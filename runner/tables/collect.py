@@ -1,7 +1,7 @@
 """Collect every complete run's logs into the tables the analyses declare.
 
-Each registered analysis (runner.analyses) names the tables it adds; every
-table is written for every experiment (empty when its logs say nothing), one
+The registry (runner.experiments) hands in the tables its analyses add;
+every table is written for every experiment (empty when its logs say nothing), one
 CSV per table. ``log_damage.csv`` is every experiment's: one row per log that
 was missing, empty or had lines that could not be read (those lines are
 skipped and counted, see runner/logs/damage.py).
@@ -13,21 +13,20 @@ import csv
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.analyses import ANALYSES
-from runner.execute.manifest import (
+from runner.layout import Layout
+from runner.logs.run_logs import RunLogs
+from runner.manifest import (
     CPU_PHASES,
     STATUS_COMPLETE,
     read_manifest,
     run_status,
     write_manifest,
 )
-from runner.layout import Layout
-from runner.logs.run_logs import RunLogs
 from runner.spec.model import Spec
 from runner.tables.schema import Table
 
@@ -67,13 +66,12 @@ def damage_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
 LOG_DAMAGE = Table("log_damage", LOG_DAMAGE_COLUMNS, damage_rows)
 
 
-def tables() -> list[Table]:
-    """Every table, once, in the analyses' order; log damage last (it is
+def tables(declared: Sequence[Table]) -> list[Table]:
+    """Every table, once, in the order declared; log damage last (it is
     known once every other table has read its logs)."""
     seen: dict[str, Table] = {}
-    for analysis in ANALYSES:
-        for table in analysis.tables:
-            seen.setdefault(table.name, table)
+    for table in declared:
+        seen.setdefault(table.name, table)
     return [*seen.values(), LOG_DAMAGE]
 
 
@@ -93,10 +91,12 @@ def _warn_damage(run_dir: Path, logs: RunLogs) -> None:
             print(f"    {example}", file=sys.stderr)
 
 
-def collect(spec: Spec, layout: Layout) -> Collected:
-    """Parse every complete run of ``spec`` into its tables. Damaged log
-    lines are skipped, counted in log_damage.csv and reported on stderr."""
-    wanted = tables()
+def collect(spec: Spec, layout: Layout, declared: Sequence[Table]) -> Collected:
+    """Parse every complete run of ``spec`` into the ``declared`` tables
+    (the registry's, runner.experiments.TABLES). Damaged log lines are
+    skipped, counted in log_damage.csv and reported on stderr."""
+    wanted = tables(declared)
+    tor_markers = tuple(dict.fromkeys(m for t in wanted for m in t.tor_markers))
     rows: dict[str, list[dict[str, Any]]] = {t.name: [] for t in wanted}
     runs = 0
     for seed in spec.seeds:
@@ -107,7 +107,7 @@ def collect(spec: Spec, layout: Layout) -> Collected:
             started = time.monotonic()
             cpu_started = time.thread_time()
             manifest = read_manifest(run_dir)
-            logs = RunLogs(run_dir, manifest)
+            logs = RunLogs(run_dir, manifest, {"tor": tor_markers})
             for table in wanted:
                 rows[table.name] += table.rows(logs)
             _warn_damage(run_dir, logs)

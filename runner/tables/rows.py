@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
-
-from runner.logs.hop_feedback import HopFeedbackTotals
-from runner.logs.hop_window import HopWindowTotals
-from runner.logs.n23 import N23Totals
 
 T = TypeVar("T")
 
@@ -111,140 +106,6 @@ def read_served(path: Path) -> list[ServedRow]:
                 start=float(r["start_s"]),
                 end=float(r["end_s"]),
                 success=r["success"] == "1",
-            )
-            for r in csv.DictReader(handle)
-        ]
-
-
-@dataclass(frozen=True)
-class PlacementRow:
-    """A circuit that a tor with MCTorConnections placed on a connection."""
-
-    variant: str
-    seed: int
-    host: str
-    peer: str
-    time: float
-    connection: int
-    open_connections: int
-    usable_connections: int  # open ones that still take new circuits
-    circuits: tuple[int, ...]  # outbound circuits on each open connection
-    circuit_id: int | None = None  # the circuit's new ID on this connection
-    origin: int | None = None  # a client's circuit: its global identifier
-    from_id: int | None = None  # a relay's circuit: the ID it arrived with
-
-
-def _optional_int(text: str | None) -> int | None:
-    return int(text) if text else None
-
-
-def read_placements(path: Path) -> list[PlacementRow]:
-    with path.open(newline="") as handle:
-        return [
-            PlacementRow(
-                variant=r["variant"],
-                seed=int(r["seed"]),
-                host=r["host"],
-                peer=r["peer"],
-                time=float(r["time_s"]),
-                connection=int(r["connection"]),
-                open_connections=int(r["open_connections"]),
-                usable_connections=int(r["usable_connections"]),
-                circuits=tuple(
-                    int(item.partition(":")[2]) for item in filter(None, r["circuits"].split(";"))
-                ),
-                circuit_id=_optional_int(r.get("circuit_id")),
-                origin=_optional_int(r.get("origin")),
-                from_id=_optional_int(r.get("from_id")),
-            )
-            for r in csv.DictReader(handle)
-        ]
-
-
-@dataclass(frozen=True)
-class HopFeedbackRow(HopFeedbackTotals):
-    """One tor's hop feedback totals at the end of a run (tor-patches/0005);
-    per-position counts run from the end that originates the feedback."""
-
-    variant: str
-    seed: int
-    host: str
-    role: str
-
-
-def _counts(text: str) -> tuple[int, ...]:
-    return tuple(int(n) for n in filter(None, text.split(";")))
-
-
-def read_hop_feedback(path: Path) -> list[HopFeedbackRow]:
-    """The collected hop feedback totals; none if the table is missing."""
-    if not path.is_file():
-        return []
-    with path.open(newline="") as handle:
-        return [
-            HopFeedbackRow(
-                variant=r["variant"],
-                seed=int(r["seed"]),
-                host=r["host"],
-                role=r["role"],
-                originated=int(r["originated"]),
-                delivered=int(r["delivered"]),
-                dropped=int(r["dropped"]),
-                decisions=int(r["decisions"]),
-                with_feedback=int(r["with_feedback"]),
-                feedback_larger=int(r["feedback_larger"]),
-                received=_counts(r["received"]),
-                forwarded=_counts(r["forwarded"]),
-                larger_at=_counts(r["larger_at"]),
-            )
-            for r in csv.DictReader(handle)
-        ]
-
-
-@dataclass(frozen=True)
-class N23Row(N23Totals):
-    """One tor's N23 totals at the end of a run (tor-patches/0006)."""
-
-    variant: str
-    seed: int
-    host: str
-    role: str
-
-
-def read_n23(path: Path) -> list[N23Row]:
-    """The collected N23 totals; none if the table is missing."""
-    return _read_totals(path, N23Totals, N23Row)
-
-
-@dataclass(frozen=True)
-class HopWindowRow(HopWindowTotals):
-    """One tor's hop window totals at the end of a run (tor-patches/0007)."""
-
-    variant: str
-    seed: int
-    host: str
-    role: str
-
-
-def read_hop_window(path: Path) -> list[HopWindowRow]:
-    """The collected hop window totals; none if the table is missing."""
-    return _read_totals(path, HopWindowTotals, HopWindowRow)
-
-
-def _read_totals(path: Path, totals: type, row: Callable[..., T]) -> list[T]:
-    """Rows of one tor's totals each: ``totals``' counts, then the run and
-    host they belong to; none if the table is missing."""
-    if not path.is_file():
-        return []
-    counts = [f.name for f in fields(totals)]
-    with path.open(newline="") as handle:
-        return [
-            row(
-                **{name: int(r[name]) for name in counts},
-                variant=r["variant"],
-                seed=int(r["seed"]),
-                host=r["host"],
-                role=r["role"],
             )
             for r in csv.DictReader(handle)
         ]

@@ -15,22 +15,17 @@ runner.tables.collect writes them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runner.layout import SHADOW_DATA
 from runner.logs import bandwidth as parse_bandwidth
 from runner.logs import consensus as parse_consensus
-from runner.logs import hop_window as parse_hop_window
-from runner.logs import mctor as parse_mctor
-from runner.logs import n23 as parse_n23
 from runner.logs import oniontrace as parse_oniontrace
 from runner.logs import tgen as parse_tgen
-from runner.logs.hop_feedback import PER_POSITION, HopFeedbackTotals, last_totals
-from runner.logs.mctor import read_fingerprint
 from runner.logs.run_logs import RunLogs
 from runner.logs.tgen import Transfer
-from runner.network.shadow_config import SHADOW_DATA
 from runner.spec.model import RELAY_ROLES
 
 TRANSFER_COLUMNS = [
@@ -62,28 +57,6 @@ SERVED_COLUMNS = [
     "start_s",
     "end_s",
     "success",
-]
-PLACEMENT_COLUMNS = [
-    "variant",
-    "seed",
-    "host",
-    "peer",
-    "time_s",
-    "connection",
-    "open_connections",
-    "usable_connections",
-    "circuits",
-    "circuit_id",  # the next three are empty from builds that logged no IDs
-    "origin",
-    "from_id",
-]
-# Per-position counts are ";"-separated.
-HOP_FEEDBACK_COLUMNS = ["variant", "seed", "host", "role"] + [
-    f.name for f in fields(HopFeedbackTotals)
-]
-N23_COLUMNS = ["variant", "seed", "host", "role"] + [f.name for f in fields(parse_n23.N23Totals)]
-HOP_WINDOW_COLUMNS = ["variant", "seed", "host", "role"] + [
-    f.name for f in fields(parse_hop_window.HopWindowTotals)
 ]
 RELAY_COLUMNS = [
     "variant",
@@ -121,11 +94,6 @@ RELAY_LOAD_COLUMNS = [
 ]
 # Local backend only: Shadow simulates time, not CPU.
 PROCESS_CPU_COLUMNS = ["variant", "seed", "host", "role", "program", "cpu_s"]
-TOR_RECORD_MARKERS = parse_mctor.RECORD_MARKERS + (
-    "Hop feedback totals",
-    parse_n23.MARKER,
-    parse_hop_window.MARKER,
-)
 CIRCUIT_COLUMNS = [
     "variant",
     "seed",
@@ -160,12 +128,8 @@ def _client_logs(logs: RunLogs, program: str) -> Iterator[tuple[dict[str, Any], 
             yield who | {"measured": int(info["measured"])}, log
 
 
-def _round(value: float | None) -> str:
+def round6(value: float | None) -> str:
     return "" if value is None else f"{value:.6f}"
-
-
-def _blank(value: int | None) -> str | int:
-    return "" if value is None else value
 
 
 def _tgen_transfers(logs: RunLogs, log: Path) -> list[Transfer]:
@@ -180,8 +144,8 @@ def _transfer_fields(t: Transfer, epoch: float) -> dict[str, Any]:
         "vertex": t.vertex,
         "size_bytes": t.size,
         "bytes_received": t.bytes_received,
-        "start_s": _round(t.start - epoch),
-        "end_s": _round(t.end - epoch),
+        "start_s": round6(t.start - epoch),
+        "end_s": round6(t.end - epoch),
         "success": int(t.success),
     }
 
@@ -196,8 +160,8 @@ def transfer_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
                 | {
                     "transfer_id": t.transfer_id,
                     "send_bytes": t.send_size,
-                    "ttfb_s": _round(t.ttfb),
-                    "ttlb_s": _round(t.ttlb),
+                    "ttfb_s": round6(t.ttfb),
+                    "ttlb_s": round6(t.ttlb),
                     "error": t.error,
                 }
             )
@@ -220,76 +184,14 @@ def served_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
                 } | _transfer_fields(t, epoch)
 
 
-def _nicknames(run_dir: Path, manifest: dict[str, Any]) -> dict[str, str]:
-    """Relay fingerprint -> host name, from the fingerprint files tor wrote."""
-    names = {}
-    for host in manifest["hosts"]:
-        path = run_dir / SHADOW_DATA / "hosts" / host / "fingerprint"
-        if path.is_file():
-            names[read_fingerprint(path.read_text())[1]] = host
-    return names
-
-
-def _tor_logs(logs: RunLogs) -> Iterator[tuple[str, str, Iterator[str]]]:
-    """(host, role, lines) for the stdout log of every tor host of a run."""
+def tor_logs(logs: RunLogs) -> Iterator[tuple[str, str, Iterator[str]]]:
+    """(host, role, lines) for the stdout log of every tor host of a run,
+    the lines that hold one of the record markers the tables declared."""
     for host, info in sorted(logs.manifest["hosts"].items()):
         if info["role"] == "server":
             continue
         for log in logs.of(host, "tor"):
-            yield host, info["role"], logs.lines(log, TOR_RECORD_MARKERS)
-
-
-def placement_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
-    """MCTor's placement log lines of every tor host (none unless it was on)."""
-    manifest = logs.manifest
-    names = _nicknames(logs.run_dir, manifest)
-    for host, _role, lines in _tor_logs(logs):
-        for p in parse_mctor.parse_lines(lines):
-            yield {
-                "variant": manifest["variant"],
-                "seed": manifest["seed"],
-                "host": host,
-                "peer": names.get(p.peer, "$" + p.peer),
-                "time_s": _round(p.time),
-                "connection": p.connection,
-                "open_connections": p.open_connections,
-                "usable_connections": p.usable_connections,
-                "circuits": ";".join(f"{c}:{n}" for c, n in sorted(p.circuits.items())),
-                "circuit_id": _blank(p.circuit_id),
-                "origin": _blank(p.origin),
-                "from_id": _blank(p.from_id),
-            }
-
-
-def _totals_rows(logs: RunLogs, last: Callable[[Iterator[str]], Any]) -> Iterator[dict[str, Any]]:
-    """The last totals each tor host logged, as ``last`` reads them (none
-    where the mechanism was off); per-position counts are ";"-joined."""
-    manifest = logs.manifest
-    for host, role, lines in _tor_logs(logs):
-        totals = last(lines)
-        if totals is None:
-            continue
-        row: dict[str, Any] = {
-            "variant": manifest["variant"],
-            "seed": manifest["seed"],
-            "host": host,
-            "role": role,
-        }
-        for name, value in asdict(totals).items():
-            row[name] = ";".join(map(str, value)) if name in PER_POSITION else value
-        yield row
-
-
-def hop_feedback_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
-    return _totals_rows(logs, last_totals)
-
-
-def n23_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
-    return _totals_rows(logs, parse_n23.last_totals)
-
-
-def hop_window_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
-    return _totals_rows(logs, parse_hop_window.last_totals)
+            yield host, info["role"], logs.lines(log, logs.record_markers.get("tor", ()))
 
 
 def circuit_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
@@ -301,8 +203,8 @@ def circuit_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
             yield who | {
                 "circuit_id": c.circuit_id,
                 "status": c.status,
-                "time_s": _round(c.time - epoch),
-                "build_s": _round(c.build_time),
+                "time_s": round6(c.time - epoch),
+                "build_s": round6(c.build_time),
                 "purpose": c.purpose,
                 "hops": c.hops,
                 "reason": c.reason,
@@ -418,11 +320,14 @@ def process_cpu_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
 
 @dataclass(frozen=True)
 class Table:
-    """A tidy table, ``<experiment>/<name>.csv``: ``rows`` gives one run's rows."""
+    """A tidy table, ``<experiment>/<name>.csv``: ``rows`` gives one run's
+    rows; ``tor_markers``: the tor log lines it reads (a line holding one
+    carries a record, for the damaged-line accounting)."""
 
     name: str
     columns: list[str]
     rows: Callable[[RunLogs], Iterable[dict[str, Any]]]
+    tor_markers: tuple[str, ...] = ()
 
 
 TRANSFERS = Table("transfers", TRANSFER_COLUMNS, transfer_rows)
@@ -430,9 +335,5 @@ SERVED = Table("served", SERVED_COLUMNS, served_rows)
 CIRCUITS = Table("circuits", CIRCUIT_COLUMNS, circuit_rows)
 RELAYS = Table("relays", RELAY_COLUMNS, relay_rows)
 CLIENTS = Table("clients", CLIENT_COLUMNS, lambda logs: client_rows(logs.manifest))
-PLACEMENTS = Table("placements", PLACEMENT_COLUMNS, placement_rows)
-HOP_FEEDBACK = Table("hop_feedback", HOP_FEEDBACK_COLUMNS, hop_feedback_rows)
-N23 = Table("n23", N23_COLUMNS, n23_rows)
-HOP_WINDOW = Table("hop_window", HOP_WINDOW_COLUMNS, hop_window_rows)
 RELAY_LOAD = Table("relay_load", RELAY_LOAD_COLUMNS, relay_load_rows)
 PROCESS_CPU = Table("process_cpu", PROCESS_CPU_COLUMNS, process_cpu_rows)

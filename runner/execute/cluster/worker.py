@@ -16,8 +16,8 @@ from distributed import get_client, get_worker
 
 from runner.errors import PrerequisiteError, RunError
 from runner.execute.cpus import OFF, OWN_CPUS, CpuSlots, choose_placement, usable_cpus
-from runner.execute.manifest import STATUS_FAILED
 from runner.execute.run import RunOutcome, RunTask, record_failure, resolve_tools, run_one
+from runner.manifest import STATUS_FAILED
 
 PROGRESS_TOPIC = "tornet-run-progress"
 

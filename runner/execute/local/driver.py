@@ -27,7 +27,7 @@ from typing import Any
 
 import networkx as nx
 
-from runner.spec.units import parse_size, parse_time
+from runner.units import parse_size, parse_time
 from workloads.tgen import action_type, read_graphml
 
 CHUNK = 64 * 1024

@@ -1,4 +1,4 @@
-"""The report's congestion-control sections (runner.analyses.congestion): downloads
+"""The report's congestion-control sections (runner.experiments.congestion.mechanisms): downloads
 and download rates per class and mechanism, ECDFs of time to first and last
 byte, the estimate each variant decides with, hop feedback's totals, N23's
 credit, hop windows' reports and decisions, and PCTCP's connections per
@@ -10,7 +10,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from runner.analyses.congestion import (
+from runner.experiments.congestion.mechanisms import (
     class_results,
     connection_sharing,
     estimate_of,
@@ -28,17 +28,13 @@ from runner.analyses.congestion import (
     pctcp_failures,
     scenario_of,
 )
+from runner.experiments.congestion.tables import read_hop_feedback, read_hop_window, read_n23
+from runner.experiments.mctor.tables import read_placements
 from runner.layout import Layout
 from runner.report.markdown import table
 from runner.report.plots import cdf_plot
 from runner.spec.model import Spec
-from runner.tables.rows import (
-    TransferRow,
-    read_hop_feedback,
-    read_hop_window,
-    read_n23,
-    read_placements,
-)
+from runner.tables.rows import TransferRow
 
 Sections = tuple[list[str], list[str], list[Path]]
 

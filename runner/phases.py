@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from runner.spec.units import parse_size
+from runner.units import parse_size
 
 _PHASE = re.compile(r"^\s*([a-z][a-z0-9]{0,15})\s*:\s*(\d+)\s*x\s*(.+?)\s+(down|up)\s*$")
 MAX_STREAMS = 64

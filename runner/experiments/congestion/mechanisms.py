@@ -11,12 +11,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any, TypeVar
 
-from runner.logs.hop_feedback import HopFeedbackTotals, summed
-from runner.logs.hop_window import HopWindowTotals
-from runner.logs.n23 import N23Totals
-from runner.report.stats import Estimate, level_ci
+from runner.analyses.stats import Estimate, level_ci
+from runner.experiments.congestion.hop_feedback_log import HopFeedbackTotals, summed
+from runner.experiments.congestion.hop_window_log import HopWindowTotals
+from runner.experiments.congestion.n23_log import N23Totals
+from runner.experiments.congestion.tables import HopFeedbackRow, HopWindowRow, N23Row
+from runner.experiments.mctor.tables import PlacementRow
 from runner.spec.model import Variant
-from runner.tables.rows import HopFeedbackRow, HopWindowRow, N23Row, PlacementRow, TransferRow
+from runner.tables.rows import TransferRow
 
 R = TypeVar("R")
 

@@ -1,4 +1,4 @@
-"""The report's MCTor sections (runner.analyses.mctor): rounds of parallel streams by
+"""The report's MCTor sections (runner.experiments.mctor.connections): rounds of parallel streams by
 variant, the fairness gap, and the connections and circuits on the path."""
 
 from __future__ import annotations
@@ -9,28 +9,19 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-from runner.analyses.mctor import (
-    PhaseSummary,
+from runner.analyses.rounds import PhaseSummary, class_phases, fairness_gaps, rounds, summarize
+from runner.experiments.mctor.connections import (
     circuit_spread,
-    fairness_gaps,
     hop_checks,
     pinned_path,
-    rounds,
     stream_circuits,
-    summarize,
 )
+from runner.experiments.mctor.tables import PlacementRow, read_placements
 from runner.layout import Layout
 from runner.report.markdown import table
 from runner.report.plots import draw_cdf  # noqa: F401  (sets matplotlib's Agg backend first)
 from runner.spec.model import Spec, Variant
-from runner.tables.rows import (
-    CircuitRow,
-    PlacementRow,
-    TransferRow,
-    read_placements,
-    read_served,
-)
-from workloads.phases import Phase
+from runner.tables.rows import CircuitRow, TransferRow, read_served
 
 _SCENARIO = re.compile(r"(^|-)n\d+(-(uniform|hashing))?$")
 
@@ -43,15 +34,6 @@ def stream_rule(variant: Variant) -> str:
             if key == "MCTorStreamRule":
                 return value.strip()
     return "uniform"
-
-
-def class_phases(spec: Spec) -> dict[str, tuple[Phase, ...]]:
-    """The phases of each client class whose workload is ``rounds``."""
-    return {
-        group.name: spec.workloads[group.workload].params["phases"]
-        for group in spec.network.clients
-        if spec.workloads[group.workload].model == "rounds"
-    }
 
 
 def pinned_paths(

@@ -20,8 +20,8 @@ from typing import Any
 
 from runner.analyses.answers import UNDETERMINED, Answer
 from runner.analyses.sequential import SequentialDesign
-from runner.execute.manifest import write_json_atomic
 from runner.layout import Layout
+from runner.manifest import write_json_atomic
 from runner.spec.model import Spec
 
 ROUNDS_FILE = "seed_rounds.json"

@@ -18,13 +18,13 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from runner.bench.speed import machine
 from runner.execute.cpus import OFF, OWN_CPUS, PINNING_MODES, SHARED, usable_cpus
-from runner.execute.manifest import read_manifest
 from runner.execute.run import resolve_tools, run_experiment
 from runner.layout import Layout
+from runner.manifest import read_manifest
 from runner.network.backends import SHADOW
 from runner.spec.model import load_spec
-from runner.tools.bench import machine
 
 SECTION = "## Runs at once"
 INTRO = (
@@ -63,7 +63,7 @@ def add_rows(out: Path, rows: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="runner.tools.scaling", description=__doc__)
+    parser = argparse.ArgumentParser(prog="runner.bench.scaling", description=__doc__)
     parser.add_argument("spec")
     parser.add_argument("--out", default="bench/results.md")
     parser.add_argument("--jobs", help="runs at once, comma-separated (default: 1, 2, 4, ...)")

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from runner.errors import SpecError
-from runner.spec.units import parse_bandwidth, parse_share, parse_size, parse_time, short
-from workloads.phases import parse_phase
+from runner.phases import parse_phase
+from runner.units import parse_bandwidth, parse_share, parse_size, parse_time, short
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class Param:
     """One parameter: its kind, its default (``REQUIRED`` if none) and bounds.
 
     ``kind`` is one of int, float, str, bool, size, time, share, bandwidth, phase
-    (workloads.phases), or ``list:<kind>`` for a non-empty list of those.
+    (runner.phases), or ``list:<kind>`` for a non-empty list of those.
     """
 
     kind: str

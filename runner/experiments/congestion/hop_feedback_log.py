@@ -15,6 +15,8 @@ from typing import Any
 
 from runner.logs.totals import last_line
 
+MARKER = "Hop feedback totals"
+
 _LINE = re.compile(
     r"\[notice\] Hop feedback totals: originated (\d+); delivered (\d+); dropped (\d+); "
     r"decisions (\d+); with feedback (\d+); feedback larger (\d+); "
@@ -85,4 +87,4 @@ def parse_line(line: str) -> HopFeedbackTotals | None:
 
 def last_totals(lines: Iterable[str]) -> HopFeedbackTotals | None:
     """The last totals line of a log, or None."""
-    return last_line(lines, "Hop feedback totals", parse_line)
+    return last_line(lines, MARKER, parse_line)

@@ -17,9 +17,10 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from runner.execute.manifest import read_manifest
 from runner.execute.run import default_backend, resolve_tools, run_experiment
+from runner.experiments import TABLES
 from runner.layout import Layout
+from runner.manifest import read_manifest
 from runner.network.backends import BACKENDS
 from runner.spec.model import load_spec
 from runner.tables.collect import collect
@@ -37,7 +38,7 @@ def machine() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="runner.tools.bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="runner.bench.speed", description=__doc__)
     parser.add_argument("spec")
     parser.add_argument("--out", default="bench/results.md")
     parser.add_argument("--backend", choices=sorted(BACKENDS), default=None)
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         if any(o.status != "complete" for o in outcomes):
             print("a run failed; no benchmark recorded", file=sys.stderr)
             return 1
-        collect(spec, layout)
+        collect(spec, layout, TABLES)
         total = time.monotonic() - started
         # ru_maxrss of children is the largest single descendant (Shadow and its tors).
         peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024

@@ -1,0 +1,39 @@
+"""The registry: every analysis the runner knows, the ones every experiment
+has and each experiment's own (one folder each), in the order the report
+shows them. It sits above the stages: the command line hands it to
+collection (``runner.tables.collect``) and to the report
+(``runner.report.assemble``), which know no experiment by name.
+
+A new experiment is a folder here and one entry below (docs/extending.md).
+"""
+
+from __future__ import annotations
+
+from runner.experiments import conflux, congestion, mctor, tortoise
+from runner.report import sections
+from runner.report.base import Analysis
+from runner.tables.schema import Table
+
+ANALYSES: tuple[Analysis, ...] = (
+    sections.TRANSFERS,
+    sections.CIRCUITS,
+    *conflux.ANALYSES,
+    *tortoise.ANALYSES,
+    *mctor.ANALYSES,
+    *congestion.ANALYSES,
+    sections.RELAYS,
+    sections.LOAD,
+    sections.CPU,
+)
+
+
+def tables_of(analyses: tuple[Analysis, ...]) -> tuple[Table, ...]:
+    """The tables the analyses add, each once, in their order."""
+    seen: dict[str, Table] = {}
+    for analysis in analyses:
+        for table in analysis.tables:
+            seen.setdefault(table.name, table)
+    return tuple(seen.values())
+
+
+TABLES = tables_of(ANALYSES)

@@ -1,0 +1,11 @@
+"""Conflux and ConfluxM: multipath circuits (tor-patches/0001). Its
+analysis checks that each measured client linked conflux sets of the legs
+its variant expects (``expect: {conflux_legs: N}``)."""
+
+from __future__ import annotations
+
+from runner.experiments.conflux.report import conflux_legs_section
+from runner.report.base import Analysis
+from runner.tables.schema import CIRCUITS
+
+ANALYSES = (Analysis("conflux legs", (CIRCUITS,), conflux_legs_section),)

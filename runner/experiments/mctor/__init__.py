@@ -1,0 +1,28 @@
+"""MCTor: several connections between adjacent relays and several circuits
+per client (tor-patches/0003). Its analysis gives the rounds of parallel
+streams by variant and checks the connections and circuits on the path."""
+
+from __future__ import annotations
+
+from runner.analyses.rounds import class_phases
+from runner.experiments.mctor.report import mctor_sections
+from runner.experiments.mctor.tables import PLACEMENTS
+from runner.report.base import Analysis, ReportInput, Section
+from runner.spec.model import Spec
+from runner.tables.schema import SERVED
+
+
+def _mctor(inp: ReportInput) -> Section:
+    lines, failures, plots = mctor_sections(
+        inp.spec, inp.layout, inp.transfers, inp.circuits, inp.measured_clients, inp.out
+    )
+    return Section(failures=failures, lines=lines, plots=plots)
+
+
+def _asks_mctor(spec: Spec) -> bool:
+    """A class runs rounds of parallel streams, or a variant expects MCTor."""
+    expects = any(v.expect_mctor_connections is not None for v in spec.variants)
+    return bool(class_phases(spec)) or expects
+
+
+ANALYSES = (Analysis("MCTor rounds and connections", (SERVED, PLACEMENTS), _mctor, _asks_mctor),)

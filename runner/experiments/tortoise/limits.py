@@ -1,0 +1,124 @@
+"""Checks that relays' rate limits on non-relay clients held (Tortoise,
+tor-patches/0002).
+
+The limit checks follow the token bucket a client's guard applies: in any
+transfer, the bytes received can be at most ``rate * ttlb + burst`` (the
+bucket counts cell and TLS overhead too, so payload stays further below).
+A client counts as *held* when every guard of the circuits that carried its
+streams limits non-relay clients, *free* when none does, and *mixed*
+otherwise (left out).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner.analyses.client_bandwidth import ClientInfo
+from runner.spec.model import CLIENT_RELAY
+from runner.tables.rows import CircuitRow, TransferRow
+
+
+@dataclass(frozen=True)
+class RelayLimit:
+    rate: int  # bytes/s
+    burst: int  # bytes
+
+
+def read_relay_limits(path: Path) -> dict[tuple[str, int, str], RelayLimit]:
+    """(variant, seed, relay) -> the limit it applies, for limiting relays."""
+    limits = {}
+    with path.open(newline="") as handle:
+        for r in csv.DictReader(handle):
+            if r.get("client_limit_rate"):
+                limits[(r["variant"], int(r["seed"]), r["relay"])] = RelayLimit(
+                    int(r["client_limit_rate"]), int(r["client_limit_burst"])
+                )
+    return limits
+
+
+def client_guards(circuits: Iterable[CircuitRow]) -> dict[tuple[str, int, str], set[str]]:
+    """(variant, seed, client) -> the guards of the circuits that carried its
+    streams."""
+    guards: dict[tuple[str, int, str], set[str]] = defaultdict(set)
+    for c in circuits:
+        if c.streams and c.guard:
+            guards[(c.variant, c.seed, c.host)].add(c.guard)
+    return guards
+
+
+@dataclass(frozen=True)
+class LimitCheck:
+    """One run's clients of one standing against their guards' limit."""
+
+    variant: str
+    seed: int
+    standing: str  # held, free, client-relay
+    clients: int
+    transfers: int
+    over: int  # transfers that got more than rate * ttlb + burst
+    worst: float  # the largest (bytes - burst) / (rate * ttlb) seen; >1 is over
+    rate: int  # the limit compared against (bytes/s)
+
+
+def _standing(
+    info: ClientInfo, guards: set[str], limits: dict[str, RelayLimit]
+) -> tuple[str, RelayLimit | None]:
+    if info.client_relay:
+        return CLIENT_RELAY, None
+    if not guards:
+        return "unknown", None
+    limited = [limits[g] for g in guards if g in limits]
+    if not limited:
+        return "free", None
+    if len(limited) < len(guards):
+        return "mixed", None
+    return "held", min(limited, key=lambda lim: lim.rate + lim.burst)
+
+
+def limit_checks(
+    transfers: list[TransferRow],
+    clients: list[ClientInfo],
+    circuits: list[CircuitRow],
+    relay_limits: dict[tuple[str, int, str], RelayLimit],
+    reference: RelayLimit,
+) -> list[LimitCheck]:
+    """Per run and standing: how many transfers beat the token bucket bound.
+
+    Held clients are checked against their guards' limit; free clients and
+    client relays against ``reference`` (the experiment's limit), to show
+    that without a limit they do exceed it."""
+    guards = client_guards(circuits)
+    by_run: dict[tuple[str, int], dict[str, RelayLimit]] = defaultdict(dict)
+    for (variant, seed, relay), limit in relay_limits.items():
+        by_run[(variant, seed)][relay] = limit
+    standing = {}
+    for c in clients:
+        standing[(c.variant, c.seed, c.host)] = _standing(
+            c, guards.get((c.variant, c.seed, c.host), set()), by_run[(c.variant, c.seed)]
+        )
+    counts: dict[tuple[str, int, str], list[float]] = {}
+    hosts: dict[tuple[str, int, str], set[str]] = defaultdict(set)
+    rates: dict[tuple[str, int, str], int] = {}
+    for t in transfers:
+        if not (t.success and t.ttlb):
+            continue
+        kind, own = standing.get((t.variant, t.seed, t.host), ("unknown", None))
+        if kind in ("unknown", "mixed"):
+            continue
+        bound = own or reference
+        key = (t.variant, t.seed, kind)
+        entry = counts.setdefault(key, [0, 0, 0.0])
+        ratio = (t.size - bound.burst) / (bound.rate * t.ttlb)
+        entry[0] += 1
+        entry[1] += int(ratio > 1)
+        entry[2] = max(entry[2], ratio)
+        hosts[key].add(t.host)
+        rates[key] = bound.rate
+    return [
+        LimitCheck(v, s, k, len(hosts[(v, s, k)]), int(e[0]), int(e[1]), e[2], rates[(v, s, k)])
+        for (v, s, k), e in sorted(counts.items())
+    ]
