@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.errors import DataError, PrerequisiteError, RunError, SpecError
+from runner.errors import DataError, PrerequisiteError, RunError, SpecError, TableError
 from runner.execute.cpus import OWN_CPUS, PINNING_MODES
 from runner.execute.lock import check_not_busy, experiment_lock
 
@@ -258,15 +258,15 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     spec = load_spec(Path(args.spec))
     run_code = 0
     if spec.seed_rounds is not None:
+        from runner.analyses.answers import answers
         from runner.analyses.seed_rounds import run_in_rounds
-        from runner.report.answers import answers
-        from runner.tables.rows import read_transfers
+        from runner.tables.schema import TRANSFERS
 
         layout = _layout(spec, args)
 
         def answer_round(current: Spec) -> list[Answer]:
             _collect(current, args)
-            return answers(current, layout, read_transfers(layout.transfers_csv))
+            return answers(current, layout, TRANSFERS.read(layout.transfers_csv))
 
         spec, run_code = run_in_rounds(
             spec, layout, lambda current: _run(current, args), answer_round
@@ -283,13 +283,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
     """Plan from a pilot: the runs in results, or ``--pilot N`` seeds run first."""
     from dataclasses import replace
 
-    from runner.analyses.client_bandwidth import per_client, read_clients
+    from runner.analyses.client_bandwidth import per_client
     from runner.analyses.seed_plan import make_plan, plan_data
     from runner.execute.cpus import usable_cpus
     from runner.manifest import write_json_atomic
     from runner.report.seed_plan import render
     from runner.spec.model import load_spec
-    from runner.tables.rows import read_relay_load, read_transfers
+    from runner.tables.schema import CLIENTS, RELAY_LOAD, TRANSFERS
 
     target = None
     if args.pilot_from:
@@ -314,14 +314,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    transfers = read_transfers(layout.transfers_csv)
-    clients = read_clients(layout.clients_csv) if layout.clients_csv.is_file() else []
+    transfers = TRANSFERS.read(layout.transfers_csv)
+    clients = CLIENTS.read(layout.clients_csv) if layout.clients_csv.is_file() else []
     plan = make_plan(
         spec,
         layout,
         transfers,
         per_client(transfers, clients),
-        read_relay_load(layout.table_csv("relay_load")),
+        RELAY_LOAD.read_if_present(layout.table_csv("relay_load")),
         target=target,
     )
     text = "\n".join(render(plan, len(usable_cpus()), args.cores))
@@ -344,7 +344,7 @@ def cmd_regress(args: argparse.Namespace) -> int:
     from runner.execute.run import resolve_tools
     from runner.manifest import write_json_atomic
     from runner.spec.model import load_spec
-    from runner.tables.rows import read_transfers
+    from runner.tables.schema import TRANSFERS
 
     spec = load_spec(Path(args.spec))
     layout = _layout(spec, args)
@@ -355,7 +355,7 @@ def cmd_regress(args: argparse.Namespace) -> int:
             return code
     if not _has_tables(layout, spec, "regress"):
         return 1
-    rows = read_transfers(layout.transfers_csv)
+    rows = TRANSFERS.read(layout.transfers_csv)
     variants = [v.name for v in spec.variants]
     baseline = Path(args.baseline)
     if args.write:
@@ -587,7 +587,7 @@ def main(argv: list[str] | None = None) -> int:
     except SpecError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except (PrerequisiteError, DataError) as exc:
+    except (PrerequisiteError, DataError, TableError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3
     except RunError as exc:

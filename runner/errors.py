@@ -27,3 +27,8 @@ class RunError(Exception):
 class DataError(Exception):
     """A published data set is missing, differs from the published file, or
     does not read as that data set; the message names the file."""
+
+
+class TableError(Exception):
+    """A collected table does not read as its definition says; the message
+    names the file, the line and the column."""

@@ -29,6 +29,10 @@ class Layout:
     def table_csv(self, name: str) -> Path:
         return self.experiment_dir / f"{name}.csv"
 
+    def data_json(self, name: str) -> Path:
+        """An analysis's results as data (answers, checks), beside the tables."""
+        return self.experiment_dir / f"{name}.json"
+
     @property
     def transfers_csv(self) -> Path:
         return self.experiment_dir / "transfers.csv"

@@ -1,6 +1,7 @@
 """Collection and the report know the analyses only through the registry:
 a new analysis adds its table and its report section by registering."""
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -12,14 +13,21 @@ from runner.report import assemble
 from runner.report.base import Analysis, ReportInput, Section
 from runner.spec.model import parse_spec
 from runner.tables import collect as collect_module
-from runner.tables.schema import Table
+from runner.tables.table import Table
 from tests.conftest import CI_SMALL
 from tests.test_log_damage import _damaged_run
 
 
-def _hosts_rows(logs: RunLogs) -> list[dict[str, object]]:
+@dataclass(frozen=True)
+class HostsRow:
+    variant: str
+    seed: int
+    hosts: int
+
+
+def _hosts_rows(logs: RunLogs) -> list[HostsRow]:
     m = logs.manifest
-    return [{"variant": m["variant"], "seed": m["seed"], "hosts": len(m["hosts"])}]
+    return [HostsRow(m["variant"], m["seed"], len(m["hosts"]))]
 
 
 def _hosts_report(inp: ReportInput) -> Section:
@@ -30,9 +38,7 @@ def _hosts_report(inp: ReportInput) -> Section:
     )
 
 
-TOY = Analysis(
-    "hosts per run", (Table("hosts", ["variant", "seed", "hosts"], _hosts_rows),), _hosts_report
-)
+TOY = Analysis("hosts per run", (Table("hosts", HostsRow, _hosts_rows),), _hosts_report)
 
 
 def test_a_registered_analysis_adds_its_table_and_section(tmp_path: Path) -> None:

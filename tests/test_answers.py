@@ -24,7 +24,7 @@ from runner.errors import SpecError
 from runner.report.answers import answers_section
 from runner.spec.hypotheses import Hypothesis
 from runner.spec.model import parse_spec
-from runner.tables.rows import TransferRow
+from runner.tables.schema import TransferRow
 from tests.conftest import CI_SMALL
 
 FASTER = Hypothesis("h", "conflux-on", "conflux-off", "ttlb", "decrease", 0.10, "perf")

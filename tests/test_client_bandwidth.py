@@ -2,9 +2,9 @@
 
 import pytest
 
-from runner.analyses.client_bandwidth import ClientInfo, group_means, per_client
+from runner.analyses.client_bandwidth import ClientRow, group_means, per_client
 from runner.experiments.tortoise.limits import RelayLimit, limit_checks
-from runner.tables.rows import CircuitRow, TransferRow
+from runner.tables.schema import CircuitRow, TransferRow
 
 KIB = 1024
 
@@ -18,7 +18,7 @@ def _circ(host: str, guard: str, streams: int = 1, seed: int = 1) -> CircuitRow:
 
 
 def test_a_clients_bandwidth_is_its_bytes_over_its_transfer_time() -> None:
-    clients = [ClientInfo("v", 1, "a", "web", False), ClientInfo("v", 1, "b", "bulk", True)]
+    clients = [ClientRow("v", 1, "a", "web", False), ClientRow("v", 1, "b", "bulk", True)]
     rows = [_t("a", 100 * KIB, 1.0), _t("a", 300 * KIB, 1.0), _t("a", 10**6, 1.0, ok=False)]
     rows += [_t("b", 500 * KIB, 2.0)]
     result = {b.host: b for b in per_client(rows, clients)}
@@ -27,7 +27,7 @@ def test_a_clients_bandwidth_is_its_bytes_over_its_transfer_time() -> None:
 
 
 def test_group_means_average_seed_means_with_an_interval() -> None:
-    clients = [ClientInfo("v", s, h, "web", False) for s in (1, 2, 3) for h in ("a", "b")]
+    clients = [ClientRow("v", s, h, "web", False) for s in (1, 2, 3) for h in ("a", "b")]
     rows = [
         _t(h, int(kib * KIB), 1.0, seed=s)
         for s, kib in ((1, 100), (2, 200), (3, 300))
@@ -43,10 +43,10 @@ def test_limit_checks_hold_clients_to_their_guards_bucket() -> None:
     limit = RelayLimit(100 * KIB, 100 * KIB)
     limits = {("v", 1, "g1"): limit}
     clients = [
-        ClientInfo("v", 1, "held", "web", False),
-        ClientInfo("v", 1, "free", "web", False),
-        ClientInfo("v", 1, "relay", "web", True),
-        ClientInfo("v", 1, "mixed", "web", False),
+        ClientRow("v", 1, "held", "web", False),
+        ClientRow("v", 1, "free", "web", False),
+        ClientRow("v", 1, "relay", "web", True),
+        ClientRow("v", 1, "mixed", "web", False),
     ]
     circuits = [
         _circ("held", "g1"),

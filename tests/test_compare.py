@@ -12,7 +12,7 @@ from runner.analyses.transfers import (
 )
 from runner.experiments.conflux.legs import conflux_leg_checks
 from runner.report.transfers import completion_failure
-from runner.tables.rows import CircuitRow, TransferRow
+from runner.tables.schema import CircuitRow, TransferRow
 
 
 def _row(

@@ -34,25 +34,18 @@ from runner.experiments.congestion.n23_log import N23Totals
 from runner.experiments.congestion.n23_log import last_totals as n23_last_totals
 from runner.experiments.congestion.n23_log import parse_line as n23_parse_line
 from runner.experiments.congestion.tables import (
-    HOP_FEEDBACK_COLUMNS,
-    HOP_WINDOW_COLUMNS,
-    N23_COLUMNS,
+    HOP_FEEDBACK,
+    HOP_WINDOW,
+    N23,
     HopFeedbackRow,
     HopWindowRow,
     N23Row,
-    hop_feedback_rows,
-    hop_window_rows,
-    n23_rows,
-    read_hop_feedback,
-    read_hop_window,
-    read_n23,
 )
 from runner.experiments.mctor.tables import PlacementRow
 from runner.layout import SHADOW_DATA
 from runner.logs.run_logs import RunLogs
 from runner.spec.model import Variant
-from runner.tables.collect import _write_csv
-from runner.tables.rows import TransferRow
+from runner.tables.schema import TransferRow
 from tests.conftest import FIXTURES
 
 
@@ -108,10 +101,10 @@ def test_collect_takes_each_hosts_last_totals(tmp_path: Path) -> None:
             "server1exit": {"role": "server"},
         },
     }
-    rows = list(hop_feedback_rows(RunLogs(tmp_path, manifest)))
-    assert [r["host"] for r in rows] == ["relay11middle", "relay1exit"]
-    _write_csv(tmp_path / "hop_feedback.csv", HOP_FEEDBACK_COLUMNS, rows)
-    back = read_hop_feedback(tmp_path / "hop_feedback.csv")
+    rows = list(HOP_FEEDBACK.rows(RunLogs(tmp_path, manifest)))
+    assert [r.host for r in rows] == ["relay11middle", "relay1exit"]
+    HOP_FEEDBACK.write(tmp_path, rows)
+    back = HOP_FEEDBACK.read(tmp_path / "hop_feedback.csv")
     assert back[1].received == (0, 0, 0, 2734, 0, 0, 0, 0)
     assert back[1].role == "exit" and back[0].forwarded[1] == 2969
 
@@ -326,11 +319,11 @@ def test_collect_takes_each_hosts_last_n23_and_hop_window_totals(tmp_path: Path)
         "hosts": {"relay8middle": {"role": "middle"}, "relay2exit": {"role": "exit"}},
     }
     logs = RunLogs(tmp_path, manifest)
-    _write_csv(tmp_path / "n23.csv", N23_COLUMNS, list(n23_rows(logs)))
-    _write_csv(tmp_path / "hop_window.csv", HOP_WINDOW_COLUMNS, list(hop_window_rows(logs)))
-    (n23,) = read_n23(tmp_path / "n23.csv")
+    N23.write(tmp_path, list(N23.rows(logs)))
+    HOP_WINDOW.write(tmp_path, list(HOP_WINDOW.rows(logs)))
+    (n23,) = N23.read(tmp_path / "n23.csv")
     assert (n23.host, n23.role, n23.credit_sent) == ("relay8middle", "middle", 2339)
-    (window,) = read_hop_window(tmp_path / "hop_window.csv")
+    (window,) = HOP_WINDOW.read(tmp_path / "hop_window.csv")
     assert (window.host, window.remote_larger, window.seed) == ("relay2exit", 2477, 1)
 
 

@@ -31,16 +31,11 @@ from runner.experiments.congestion.mechanisms import (
     window_of,
 )
 from runner.experiments.congestion.report import congestion_sections
-from runner.experiments.congestion.tables import (
-    HopFeedbackRow,
-    read_hop_feedback,
-    read_hop_window,
-    read_n23,
-)
-from runner.experiments.mctor.tables import read_placements
+from runner.experiments.congestion.tables import HOP_FEEDBACK, HOP_WINDOW, N23, HopFeedbackRow
+from runner.experiments.mctor.tables import PLACEMENTS
 from runner.layout import Layout
 from runner.spec.model import Spec, Variant
-from runner.tables.rows import TransferRow, read_relay_load, read_transfers
+from runner.tables.schema import RELAY_LOAD, TRANSFERS, TransferRow
 from tests.conftest import FIXTURES, fixture_spec, gunzip_fixture
 
 TABLES = FIXTURES / "congestion-small"
@@ -78,12 +73,12 @@ def layout(tmp_path_factory: pytest.TempPathFactory) -> Layout:
 
 @pytest.fixture(scope="module")
 def transfers(layout: Layout) -> list[TransferRow]:
-    return read_transfers(layout.transfers_csv)
+    return TRANSFERS.read(layout.transfers_csv)
 
 
 @pytest.fixture(scope="module")
 def hop_rows(layout: Layout) -> list[HopFeedbackRow]:
-    return read_hop_feedback(layout.hop_feedback_csv)
+    return HOP_FEEDBACK.read_if_present(layout.hop_feedback_csv)
 
 
 def test_every_variant_and_class_has_results_over_both_seeds(
@@ -155,7 +150,7 @@ def test_the_report_section_has_the_table_plots_and_passing_checks(
     assert len(plots) == 2 * (2 + 2 + 2 + 2 + 1 + 2) and all(p.is_file() for p in plots)
 
     # Runs whose tors logged no hop feedback fail the check.
-    seed_one = [r for r in read_hop_feedback(layout.hop_feedback_csv) if r.seed == 1]
+    seed_one = [r for r in HOP_FEEDBACK.read_if_present(layout.hop_feedback_csv) if r.seed == 1]
     missing = mechanism_failures(seed_one, spec.variants, runs)
     assert sorted(f.split(":")[0] for f in missing) == [
         f"{s}-{m}/seed-2"
@@ -167,7 +162,7 @@ def test_the_report_section_has_the_table_plots_and_passing_checks(
 def test_pctcp_gives_every_circuit_a_connection_at_the_shared_middle(
     spec: Spec, layout: Layout
 ) -> None:
-    placements = read_placements(layout.placements_csv)
+    placements = PLACEMENTS.read(layout.placements_csv)
     sharing = {(s.variant, s.seed): s for s in connection_sharing(placements)}
     by_name = {v.name: v for v in spec.variants}
     assert len(sharing) == 108
@@ -189,7 +184,7 @@ def test_pctcp_gives_every_circuit_a_connection_at_the_shared_middle(
 
 
 def test_queues_build_at_the_middles_in_every_run(spec: Spec, layout: Layout) -> None:
-    runs = run_loads(read_relay_load(layout.table_csv("relay_load")))
+    runs = run_loads(RELAY_LOAD.read_if_present(layout.table_csv("relay_load")))
     middles = [r for r in runs if r.role == "middle"]
     assert len(middles) == 108
     by_name = {v.name: v for v in spec.variants}
@@ -212,7 +207,7 @@ def test_queues_build_at_the_middles_in_every_run(spec: Spec, layout: Layout) ->
 
 
 def test_n23_credit_crosses_the_hops_exactly_where_it_is_on(spec: Spec, layout: Layout) -> None:
-    runs = n23_runs(read_n23(layout.n23_csv))
+    runs = n23_runs(N23.read_if_present(layout.n23_csv))
     by_name = {v.name: v for v in spec.variants}
     assert {(r.variant, r.seed) for r in runs} == runs_of(spec, is_n23)
     for r in runs:
@@ -228,7 +223,7 @@ def test_n23_credit_crosses_the_hops_exactly_where_it_is_on(spec: Spec, layout: 
 
 
 def test_hop_windows_react_exactly_where_they_are_on(spec: Spec, layout: Layout) -> None:
-    rows = read_hop_window(layout.hop_window_csv)
+    rows = HOP_WINDOW.read_if_present(layout.hop_window_csv)
     runs = hop_window_runs(rows)
     by_name = {v.name: v for v in spec.variants}
     assert {(r.variant, r.seed) for r in runs} == runs_of(spec, hop_window_of)

@@ -10,8 +10,7 @@ from runner.analyses.cpu import per_run, relay_cpu
 from runner.execute.local.procs import process_cpu_seconds
 from runner.execute.local.run import measured_cpu
 from runner.spec.model import ALL_RELAYS
-from runner.tables.rows import ProcessCpu
-from runner.tables.schema import process_cpu_rows
+from runner.tables.schema import ProcessCpu, process_cpu_rows
 
 
 def test_a_process_cpu_time_grows_while_it_computes() -> None:
@@ -51,7 +50,7 @@ def test_the_table_reads_the_manifest_and_is_empty_under_shadow() -> None:
         "cpu_s": {"relay1exit": {"tor": 6.25}, "client1": {"tgen": 1.5, "tor": 2.0}},
     }
     rows = list(process_cpu_rows(_Logs(manifest)))  # type: ignore[arg-type]
-    assert [(r["host"], r["role"], r["program"], r["cpu_s"]) for r in rows] == [
+    assert [(r.host, r.role, r.program, r.cpu_s) for r in rows] == [
         ("client1", "client", "tgen", 1.5),
         ("client1", "client", "tor", 2.0),
         ("relay1exit", "exit", "tor", 6.25),

@@ -19,7 +19,6 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "ground: errors, where files live, units, parameters, manifests, data sets",
         (
-            "runner",  # the package itself (its __init__)
             "runner.errors",
             "runner.layout",
             "runner.units",
@@ -39,7 +38,8 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("analyses", ("runner.analyses",)),
     ("report", ("runner.report",)),
     ("experiments and their registry", ("runner.experiments",)),
-    ("commands", ("runner.cli", "runner.__main__", "runner.bench")),
+    # the package's face (runner.load) and what users call
+    ("commands", ("runner", "runner.results", "runner.cli", "runner.__main__", "runner.bench")),
 )
 
 

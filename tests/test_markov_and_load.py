@@ -3,7 +3,6 @@ PrivCount models) and the load check, against logs of a real Shadow run."""
 
 import gzip
 import io
-import json
 from pathlib import Path
 
 import networkx as nx
@@ -21,8 +20,7 @@ from runner.network.generate import cross_flows
 from runner.network.plan import plan_network
 from runner.network.schedule import host_processes
 from runner.spec.model import ALL_RELAYS, Spec, parse_spec
-from runner.tables.rows import RelayLoad
-from runner.tables.schema import relay_load_rows
+from runner.tables.schema import RelayLoad, relay_load_rows
 from tests.conftest import CI_SMALL, FIXTURES, needs_data
 from workloads.markov import MarkovModelError, flow_model, to_tgen_model
 from workloads.models import Endpoint, Markov, cross_traffic_graph
@@ -141,11 +139,10 @@ def test_relay_load_is_the_busier_direction_over_the_link(tmp_path: Path) -> Non
         s for s in parse_bandwidth(_bw_lines()) if SHADOW_EPOCH + 300 <= s.time < SHADOW_EPOCH + 600
     ]
     used = sorted(max(s.read, s.written) / capacity for s in window)
-    assert row["seconds"] == len(window) == 300
-    assert float(row["mean_utilisation"]) == pytest.approx(sum(used) / len(used), abs=1e-4)
-    assert float(row["p90_utilisation"]) == pytest.approx(used[270], abs=1e-4)
-    assert row["capacity_bytes"] == capacity
-    json.dumps(row)  # a plain row
+    assert row.seconds == len(window) == 300
+    assert row.mean == pytest.approx(sum(used) / len(used), abs=1e-4)
+    assert row.p90 == pytest.approx(used[270], abs=1e-4)
+    assert row.capacity_bytes == capacity
 
 
 def _load(variant: str, seed: int, role: str, mean: float) -> RelayLoad:

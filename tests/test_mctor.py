@@ -17,7 +17,7 @@ from runner.experiments.mctor.tables import PlacementRow
 from runner.logs.tgen import Transfer
 from runner.logs.tgen import parse_lines as parse_tgen
 from runner.phases import Phase
-from runner.tables.rows import CircuitRow, ServedRow, TransferRow
+from runner.tables.schema import CircuitRow, ServedRow, TransferRow
 from tests.conftest import FIXTURES
 
 SHADOW_EPOCH = 946684800

@@ -14,16 +14,9 @@ import pytest
 from runner.analyses.rounds import class_phases, fairness_gaps, rounds
 from runner.experiments.mctor.connections import circuit_spread, hop_checks, stream_circuits
 from runner.experiments.mctor.report import pinned_paths
-from runner.experiments.mctor.tables import PlacementRow, read_placements
+from runner.experiments.mctor.tables import PLACEMENTS, PlacementRow
 from runner.spec.model import Spec
-from runner.tables.rows import (
-    CircuitRow,
-    ServedRow,
-    TransferRow,
-    read_circuits,
-    read_served,
-    read_transfers,
-)
+from runner.tables.schema import CIRCUITS, SERVED, TRANSFERS, CircuitRow, ServedRow, TransferRow
 from tests.conftest import FIXTURES, fixture_spec, gunzip_fixture
 
 TABLES = FIXTURES / "mctor-small"
@@ -44,10 +37,10 @@ def tables(
 ) -> tuple[list[TransferRow], list[ServedRow], list[PlacementRow], list[CircuitRow]]:
     tmp = tmp_path_factory.mktemp("mctor")
     return (
-        read_transfers(_table("transfers.csv", tmp)),
-        read_served(_table("served.csv", tmp)),
-        read_placements(_table("placements.csv", tmp)),
-        read_circuits(_table("circuits.csv", tmp)),
+        TRANSFERS.read(_table("transfers.csv", tmp)),
+        SERVED.read(_table("served.csv", tmp)),
+        PLACEMENTS.read(_table("placements.csv", tmp)),
+        CIRCUITS.read(_table("circuits.csv", tmp)),
     )
 
 

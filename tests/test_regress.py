@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from runner.analyses.regress import check_against, make_baseline, provenance_note
-from runner.tables.rows import TransferRow
+from runner.tables.schema import TransferRow
 
 
 def _rows(scale: float) -> list[TransferRow]:

@@ -19,7 +19,7 @@ from runner.analyses.seed_plan import (
     spread,
 )
 from runner.spec.hypotheses import Hypothesis
-from runner.tables.rows import TransferRow
+from runner.tables.schema import TransferRow
 
 H = Hypothesis("h", "new", "old", "ttlb", "decrease", 0.10, "perf")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from runner.experiments.congestion.mechanisms import hop_window_runs
-from runner.experiments.congestion.tables import read_hop_window
+from runner.experiments.congestion.tables import HOP_WINDOW
 from tests.conftest import (
     TREE_TOLERATED,
     congestion_tree,
@@ -26,7 +26,7 @@ def test_reports_cross_every_hop_and_windows_react_at_the_shared_middle(
     data = congestion_tree([["tree-backtap", "tree-fixed"], ["tree-maruthop", "tree-backtap"]])
     exp, report = run_experiment(data, tmp_path, TREE_TOLERATED)
 
-    rows = read_hop_window(exp / "hop_window.csv")
+    rows = HOP_WINDOW.read_if_present(exp / "hop_window.csv")
     # Only the variants that switch it on log hop windows at all.
     assert rows and {r.variant for r in rows} == {"tree-backtap", "tree-maruthop"}
     for variant in ("tree-backtap", "tree-maruthop"):

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from runner.experiments.mctor.connections import circuit_spread
-from runner.experiments.mctor.tables import read_placements
-from runner.tables.rows import read_circuits
+from runner.experiments.mctor.tables import PLACEMENTS
+from runner.tables.schema import CIRCUITS
 from tests.conftest import ROOT, needs_patched_tor, needs_shadow, run_experiment
 
 pytestmark = [pytest.mark.shadow, pytest.mark.slow, needs_shadow, needs_patched_tor]
@@ -43,7 +43,7 @@ def test_mctor_opens_n_connections_per_hop_and_uses_n_circuits(tmp_path: Path) -
             assert hop, f"{variant}: no placement logged on {host} -> {peer}"
             assert int(hop[-1]["usable_connections"]) == n, (variant, host, peer, hop[-1])
 
-    circuits = read_circuits(exp / "circuits.csv")
+    circuits = CIRCUITS.read(exp / "circuits.csv")
     carried = {
         (c.variant, c.circuit_id) for c in circuits if c.host == "perfclient1exit" and c.streams
     }
@@ -57,7 +57,7 @@ def test_mctor_opens_n_connections_per_hop_and_uses_n_circuits(tmp_path: Path) -
     # circuits sit on 3 distinct connections at every hop, the control's on one.
     paths = {(v, 1, "perfclient1exit"): PATH for v in ("n3-hashing", "onelink-n3-uniform")}
     spread = circuit_spread(
-        read_placements(exp / "placements.csv"),
+        PLACEMENTS.read(exp / "placements.csv"),
         circuits,
         paths,
         {"n3-hashing": 3, "onelink-n3-uniform": 1},

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from runner.experiments.congestion.mechanisms import n23_runs
-from runner.experiments.congestion.tables import read_n23
+from runner.experiments.congestion.tables import N23
 from tests.conftest import (
     TREE_TOLERATED,
     congestion_tree,
@@ -24,7 +24,7 @@ def test_credit_crosses_every_hop_and_holds_circuits(tmp_path: Path) -> None:
     data = congestion_tree([["tree-n23", "tree-fixed"]])
     exp, report = run_experiment(data, tmp_path, TREE_TOLERATED)
 
-    rows = read_n23(exp / "n23.csv")
+    rows = N23.read_if_present(exp / "n23.csv")
     # Only the variant that switches it on logs N23 at all.
     assert rows and {r.variant for r in rows} == {"tree-n23"}
     by_host = {r.host: r for r in rows}

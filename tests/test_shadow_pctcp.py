@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from runner.experiments.mctor.connections import circuit_spread
-from runner.experiments.mctor.tables import read_placements
-from runner.tables.rows import read_circuits
+from runner.experiments.mctor.tables import PLACEMENTS
+from runner.tables.schema import CIRCUITS
 from tests.conftest import ROOT, needs_patched_tor, needs_shadow, run_experiment
 
 pytestmark = [pytest.mark.shadow, pytest.mark.slow, needs_shadow, needs_patched_tor]
@@ -33,7 +33,7 @@ def test_every_circuit_gets_a_connection_of_its_own(tmp_path: Path) -> None:
     data["checks"]["min_transfers_per_size"] = 1
     exp, _ = run_experiment(data, tmp_path)
 
-    placements = read_placements(exp / "placements.csv")
+    placements = PLACEMENTS.read(exp / "placements.csv")
     # Every placement, on the user and on every relay, put the circuit on a
     # connection that carried no other: no connection to a peer ever
     # carries more than one of this tor's outbound circuits.
@@ -47,7 +47,7 @@ def test_every_circuit_gets_a_connection_of_its_own(tmp_path: Path) -> None:
     # The user's stream circuits (3, more if tor replaced one), followed hop
     # by hop, each sit on a connection of their own at every hop, where
     # without PCTCP they share one.
-    circuits = read_circuits(exp / "circuits.csv")
+    circuits = CIRCUITS.read(exp / "circuits.csv")
     spread = circuit_spread(
         placements, circuits, {("pctcp", 1, "perfclient1exit"): PATH}, {"pctcp": 3}
     )

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from runner.analyses.client_bandwidth import ClientBandwidth, group_means, per_client, read_clients
+from runner.analyses.client_bandwidth import ClientBandwidth, group_means, per_client
 from runner.experiments.tortoise.limits import (
     LimitCheck,
     RelayLimit,
     limit_checks,
-    read_relay_limits,
+    relay_limits,
 )
-from runner.tables.rows import read_circuits, read_transfers
+from runner.tables.schema import CIRCUITS, CLIENTS, RELAYS, TRANSFERS
 from tests.conftest import FIXTURES, fixture_spec, gunzip_fixture
 
 TABLES = FIXTURES / "tortoise-small"
@@ -43,10 +43,10 @@ def checks_and_bandwidths(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> tuple[list[LimitCheck], list[ClientBandwidth]]:
     tmp = tmp_path_factory.mktemp("tortoise")
-    transfers = read_transfers(_table("transfers.csv", tmp))
-    clients = read_clients(_table("clients.csv", tmp))
-    circuits = read_circuits(_table("circuits.csv", tmp))
-    limits = read_relay_limits(_table("relays.csv", tmp))
+    transfers = TRANSFERS.read(_table("transfers.csv", tmp))
+    clients = CLIENTS.read(_table("clients.csv", tmp))
+    circuits = CIRCUITS.read(_table("circuits.csv", tmp))
+    limits = relay_limits(RELAYS.read(_table("relays.csv", tmp)))
     checks = limit_checks(transfers, clients, circuits, limits, REFERENCE)
     return checks, per_client(transfers, clients)
 

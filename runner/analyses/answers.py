@@ -28,14 +28,17 @@ from typing import Any
 import numpy as np
 from scipy import stats as scipy_stats
 
-from runner.analyses.client_bandwidth import ClientBandwidth
+from runner.analyses.client_bandwidth import ClientBandwidth, per_client
 from runner.analyses.power import Target, seeds_to_decisive
-from runner.analyses.rounds import Round
+from runner.analyses.rounds import Round, class_phases, rounds
 from runner.analyses.sequential import SequentialDesign
 from runner.analyses.stats import Estimate, client_quantile, paired_change
 from runner.analyses.transfers import METRICS
+from runner.layout import Layout
+from runner.manifest import run_cpu_seconds
 from runner.spec.hypotheses import QUANTILE_METRICS, Hypothesis
-from runner.tables.rows import TransferRow
+from runner.spec.model import Spec
+from runner.tables.schema import CLIENTS, SERVED, TransferRow
 
 SUPPORTED = "supported"
 CONTRADICTED = "contradicted"
@@ -160,3 +163,60 @@ def answer(
     if critical is None and estimate.n >= 2:
         critical = float(scipy_stats.t.ppf(0.975, estimate.n - 1))
     return Answer(h, estimate, found, needed, boot, critical, look)
+
+
+def cpu_hours(spec: Spec, layout: Layout, a: Answer) -> float | None:
+    """The CPU-hours of the runs behind an answer (its variant's and its
+    reference's, at every seed in use); None if a run did not record them."""
+    total = 0.0
+    for seed in spec.seeds:
+        for variant in (a.hypothesis.variant, a.hypothesis.reference):
+            run_dir = layout.run_dir(variant, seed)
+            if not run_dir.is_dir():
+                continue
+            seconds = run_cpu_seconds(run_dir)
+            if seconds is None:
+                return None
+            total += seconds
+    return total / 3600
+
+
+def answers(spec: Spec, layout: Layout, transfers: list[TransferRow]) -> list[Answer]:
+    clients = CLIENTS.read(layout.clients_csv) if layout.clients_csv.is_file() else []
+    bandwidths = per_client(transfers, clients)
+    all_rounds: list[Round] = []
+    if any(h.metric == "round_completion" for h in spec.hypotheses):
+        served = SERVED.read(layout.served_csv) if layout.served_csv.is_file() else []
+        all_rounds = rounds(transfers, served, class_phases(spec))
+    design = SequentialDesign.of(spec)
+    return [
+        answer(h, transfers, bandwidths, all_rounds, design, len(spec.seeds))
+        for h in spec.hypotheses
+    ]
+
+
+def answer_record(a: Answer, cpu: float | None) -> dict[str, Any]:
+    """An answer as plain data (answers.json): the hypothesis, the change
+    and its interval as fractions, the verdict and what it cost."""
+    h = a.hypothesis
+    return {
+        "hypothesis": h.name,
+        "variant": h.variant,
+        "reference": h.reference,
+        "metric": h.metric,
+        "class": h.cls,
+        "size_bytes": h.size,
+        "quantile": h.quantile,
+        "phase": h.phase,
+        "expect": h.expect,
+        "smallest_change": h.smallest_change,
+        "seeds": a.estimate.n,
+        "change": None if math.isnan(a.estimate.mean) else a.estimate.mean,
+        "low": a.estimate.low,
+        "high": a.estimate.high,
+        "verdict": a.verdict,
+        "seeds_needed": a.seeds_needed,
+        "critical_t": a.critical,
+        "look": a.look,
+        "cpu_hours": cpu,
+    }

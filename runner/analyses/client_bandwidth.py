@@ -8,30 +8,14 @@ form a group of their own (``client-relay``).
 
 from __future__ import annotations
 
-import csv
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 from runner.analyses.stats import Estimate, level_ci
-from runner.spec.model import CLIENT_RELAY
-from runner.tables.rows import TransferRow
+from runner.tables.schema import ClientRow, TransferRow
 
 KIB = 1024
-
-
-@dataclass(frozen=True)
-class ClientInfo:
-    variant: str
-    seed: int
-    host: str
-    cls: str
-    client_relay: bool
-
-    @property
-    def group(self) -> str:
-        return CLIENT_RELAY if self.client_relay else self.cls
 
 
 @dataclass(frozen=True)
@@ -49,19 +33,7 @@ class ClientBandwidth:
         return self.bytes / self.seconds / KIB if self.seconds > 0 else float("nan")
 
 
-def read_clients(path: Path) -> list[ClientInfo]:
-    with path.open(newline="") as handle:
-        return [
-            ClientInfo(
-                r["variant"], int(r["seed"]), r["host"], r["class"], r["client_relay"] == "1"
-            )
-            for r in csv.DictReader(handle)
-        ]
-
-
-def per_client(
-    transfers: Iterable[TransferRow], clients: list[ClientInfo]
-) -> list[ClientBandwidth]:
+def per_client(transfers: Iterable[TransferRow], clients: list[ClientRow]) -> list[ClientBandwidth]:
     """Each measured client's totals over its completed transfers (clients
     with none are left out: they have no average; background clients'
     Markov streams have no set size)."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from runner.analyses.stats import Estimate, level_ci, ratio_change_ci
 from runner.spec.model import ALL_RELAYS, RELAY_ROLES
-from runner.tables.rows import ProcessCpu
+from runner.tables.schema import ProcessCpu
 
 
 @dataclass(frozen=True)

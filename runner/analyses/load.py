@@ -17,10 +17,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.analyses.client_bandwidth import per_client, read_clients
+from runner.analyses.client_bandwidth import per_client
 from runner.analyses.stats import Estimate, level_ci
 from runner.spec.model import ALL_RELAYS, BUSIEST, RELAY_ROLES
-from runner.tables.rows import RelayLoad, TransferRow
+from runner.tables.schema import CLIENTS, RelayLoad, TransferRow
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ def link_shares(transfers: list[TransferRow], clients_csv: Path) -> dict[tuple[s
         }
     per_seed: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     # per_client counts measured clients' transfers only.
-    for b in per_client(transfers, read_clients(clients_csv)):
+    for b in per_client(transfers, CLIENTS.read(clients_csv)):
         link = links[(b.variant, b.seed, b.host)] / 8
         per_seed[(b.variant, b.group)][b.seed].append(b.bytes / b.seconds / link)
     return {

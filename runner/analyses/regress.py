@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.analyses.transfers import summarize
-from runner.tables.rows import TransferRow
+from runner.tables.schema import TransferRow
 
 DEFAULT_RELATIVE = {"ttfb_median": 0.5, "ttlb_median": 0.5, "goodput_median": 0.5}
 DEFAULT_ERROR_RATE_SLACK = 0.05

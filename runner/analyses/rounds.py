@@ -19,7 +19,7 @@ import numpy as np
 from runner.analyses.stats import Estimate, level_ci
 from runner.phases import Phase
 from runner.spec.model import Spec
-from runner.tables.rows import ServedRow, TransferRow
+from runner.tables.schema import ServedRow, TransferRow
 from workloads.models import phase_of_vertex
 
 TUKEY_K = 1.5

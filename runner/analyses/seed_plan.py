@@ -52,7 +52,7 @@ from runner.manifest import (
 )
 from runner.spec.hypotheses import Hypothesis
 from runner.spec.model import Spec
-from runner.tables.rows import RelayLoad, TransferRow
+from runner.tables.schema import RelayLoad, TransferRow
 
 PROBABILITY = 0.8
 LOADED = 0.5  # a busiest relay busier than this on average: the network is loaded

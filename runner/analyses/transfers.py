@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from runner.analyses.stats import Estimate, client_quantile, paired_change
-from runner.tables.rows import TransferRow
+from runner.tables.schema import TransferRow
 
 Key = tuple[str, str, int]  # variant, class, size
 

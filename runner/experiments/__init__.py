@@ -9,10 +9,12 @@ A new experiment is a folder here and one entry below (docs/extending.md).
 
 from __future__ import annotations
 
+from typing import Any
+
 from runner.experiments import conflux, congestion, mctor, tortoise
 from runner.report import sections
 from runner.report.base import Analysis
-from runner.tables.schema import Table
+from runner.tables.table import Table
 
 ANALYSES: tuple[Analysis, ...] = (
     sections.TRANSFERS,
@@ -27,9 +29,9 @@ ANALYSES: tuple[Analysis, ...] = (
 )
 
 
-def tables_of(analyses: tuple[Analysis, ...]) -> tuple[Table, ...]:
+def tables_of(analyses: tuple[Analysis, ...]) -> tuple[Table[Any], ...]:
     """The tables the analyses add, each once, in their order."""
-    seen: dict[str, Table] = {}
+    seen: dict[str, Table[Any]] = {}
     for analysis in analyses:
         for table in analysis.tables:
             seen.setdefault(table.name, table)

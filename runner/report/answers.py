@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-from runner.analyses.answers import UNDETERMINED, Answer, answer
-from runner.analyses.client_bandwidth import per_client, read_clients
+from runner.analyses.answers import UNDETERMINED, Answer
 from runner.analyses.power import MAX_SEEDS
-from runner.analyses.rounds import Round, class_phases, rounds
-from runner.analyses.sequential import SequentialDesign
 from runner.analyses.stats import number
-from runner.layout import Layout
-from runner.manifest import run_cpu_seconds
 from runner.report.markdown import table
-from runner.spec.model import Spec
-from runner.tables.rows import TransferRow, read_served
 
 
 def _prediction(a: Answer) -> str:
@@ -40,36 +33,6 @@ def _change_text(a: Answer) -> str:
     if a.look is not None and a.critical is not None:
         text += f" (look {a.look + 1}, t = {a.critical:.2f})"
     return text
-
-
-def cpu_hours(spec: Spec, layout: Layout, a: Answer) -> float | None:
-    """The CPU-hours of the runs behind an answer (its variant's and its
-    reference's, at every seed in use); None if a run did not record them."""
-    total = 0.0
-    for seed in spec.seeds:
-        for variant in (a.hypothesis.variant, a.hypothesis.reference):
-            run_dir = layout.run_dir(variant, seed)
-            if not run_dir.is_dir():
-                continue
-            seconds = run_cpu_seconds(run_dir)
-            if seconds is None:
-                return None
-            total += seconds
-    return total / 3600
-
-
-def answers(spec: Spec, layout: Layout, transfers: list[TransferRow]) -> list[Answer]:
-    clients = read_clients(layout.clients_csv) if layout.clients_csv.is_file() else []
-    bandwidths = per_client(transfers, clients)
-    all_rounds: list[Round] = []
-    if any(h.metric == "round_completion" for h in spec.hypotheses):
-        served = read_served(layout.served_csv) if layout.served_csv.is_file() else []
-        all_rounds = rounds(transfers, served, class_phases(spec))
-    design = SequentialDesign.of(spec)
-    return [
-        answer(h, transfers, bandwidths, all_rounds, design, len(spec.seeds))
-        for h in spec.hypotheses
-    ]
 
 
 INTRO = (

@@ -10,16 +10,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runner.analyses.answers import answer_record, answers, cpu_hours
 from runner.analyses.seed_rounds import read_rounds
 from runner.layout import Layout, partial_path
-from runner.manifest import STATUS_COMPLETE, read_manifest
+from runner.manifest import STATUS_COMPLETE, read_manifest, write_json_atomic
 from runner.network.identity import TOOLS_PART, changed_parts, spec_parts
-from runner.report.answers import answers, answers_section, cpu_hours
+from runner.report.answers import answers_section
 from runner.report.base import Analysis, ReportInput
 from runner.report.html import write_html
 from runner.report.markdown import table
 from runner.spec.model import Spec
-from runner.tables.rows import LogDamageRow, read_circuits, read_log_damage, read_transfers
+from runner.tables.schema import CIRCUITS, TRANSFERS, LogDamageRow, read_log_damage
 
 
 @dataclass(frozen=True)
@@ -226,23 +227,37 @@ def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis]) -> Re
     inputs = ReportInput(
         spec,
         layout,
-        read_transfers(layout.transfers_csv),
-        read_circuits(layout.circuits_csv),
+        TRANSFERS.read(layout.transfers_csv),
+        CIRCUITS.read(layout.circuits_csv),
         measured_clients,
         work,
     )
-    sections = [a.report(inputs) for a in analyses if a.applies(spec)]
+    asked = [a for a in analyses if a.applies(spec)]
+    sections = [a.report(inputs) for a in asked]
     failures = [f for s in sections for f in s.failures]
     failures += _run_failures(manifests)
     failures += [d.describe() for d in damage or [] if d.matters]
+    checks = {
+        "passed": not failures,
+        "analyses": [
+            {"analysis": a.name, "failures": s.failures}
+            for a, s in zip(asked, sections, strict=True)
+        ],
+        "runs": _run_failures(manifests),
+        "log_damage": [d.describe() for d in damage or [] if d.matters],
+    }
 
     lines = _what_ran(spec, layout, manifests, damage)
     # The answers open the report, right after its title and description.
     first = next((i for i, line in enumerate(lines) if line.startswith("## ")), len(lines))
     found = answers(spec, layout, inputs.transfers)
-    answered = answers_section(
-        found, [cpu_hours(spec, layout, a) for a in found], spec.seed_rounds is not None
+    cpu = [cpu_hours(spec, layout, a) for a in found]
+    # The results as data, beside the tables (runner.load reads them).
+    write_json_atomic(
+        layout.data_json("answers"), [answer_record(*x) for x in zip(found, cpu, strict=True)]
     )
+    write_json_atomic(layout.data_json("checks"), checks)
+    answered = answers_section(found, cpu, spec.seed_rounds is not None)
     lines[first:first] = [*answered[1:], ""]
     table_lines = [line for line in answered if line.startswith("|")]
     lines += ["", "## Checks"]

@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from runner.layout import Layout
 from runner.spec.model import Spec
-from runner.tables.rows import CircuitRow, TransferRow
-from runner.tables.schema import Table
+from runner.tables.schema import CircuitRow, TransferRow
+from runner.tables.table import Table
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,6 @@ class Analysis:
     spec asks it, its part of the report."""
 
     name: str
-    tables: tuple[Table, ...]
+    tables: tuple[Table[Any], ...]
     report: Callable[[ReportInput], Section]
     applies: Callable[[Spec], bool] = always

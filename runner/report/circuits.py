@@ -7,7 +7,7 @@ from collections import defaultdict
 
 from runner.report.base import ReportInput, Section
 from runner.report.markdown import seconds, table
-from runner.tables.rows import CircuitRow
+from runner.tables.schema import CircuitRow
 
 
 def circuit_summary(circuits: list[CircuitRow], variants: list[str]) -> list[list[str]]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from runner.analyses.cpu import relay_cpu
 from runner.report.base import ReportInput, Section
 from runner.report.markdown import table
-from runner.tables.rows import read_process_cpu
+from runner.tables.schema import PROCESS_CPU
 
 
 def cpu_section(inp: ReportInput) -> Section:
-    rows = read_process_cpu(inp.layout.table_csv("process_cpu"))
+    rows = PROCESS_CPU.read_if_present(inp.layout.table_csv("process_cpu"))
     section = Section()
     if not rows:
         return section  # Shadow runs: no CPU to measure

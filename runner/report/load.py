@@ -13,7 +13,7 @@ from runner.analyses.stats import Estimate
 from runner.report.base import ReportInput, Section
 from runner.report.markdown import table
 from runner.spec.model import ALL_RELAYS, RELAY_ROLES
-from runner.tables.rows import read_relay_load
+from runner.tables.schema import RELAY_LOAD
 
 
 def _pct(est: Estimate) -> str:
@@ -22,7 +22,7 @@ def _pct(est: Estimate) -> str:
 
 def load_section(inp: ReportInput) -> Section:
     spec = inp.spec
-    runs = run_loads(read_relay_load(inp.layout.table_csv("relay_load")))
+    runs = run_loads(RELAY_LOAD.read_if_present(inp.layout.table_csv("relay_load")))
     scope = spec.checks.load_variants
     section = Section(failures=load_failures(runs, spec.checks.load, scope))
     if spec.checks.load:

@@ -26,7 +26,7 @@ from scipy import stats as scipy_stats  # noqa: E402
 
 from runner.analyses.stats import ClientValues, client_ecdf, ecdf_quantiles  # noqa: E402
 from runner.analyses.transfers import METRICS  # noqa: E402
-from runner.tables.rows import TransferRow  # noqa: E402
+from runner.tables.schema import TransferRow  # noqa: E402
 from runner.units import human_size  # noqa: E402
 
 LABELS = {

@@ -2,27 +2,24 @@
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 from runner.report.base import ReportInput, Section
 from runner.report.markdown import table
+from runner.tables.schema import RELAYS
 
 
 def relay_summary(relays_csv: Path, variants: list[str]) -> list[list[str]]:
     """Per variant and seed: how the last consensus saw the relays."""
-    if not relays_csv.is_file():
-        return []
-    with relays_csv.open(newline="") as handle:
-        rows = list(csv.DictReader(handle))
+    rows = RELAYS.read_if_present(relays_csv)
     table = []
-    seeds = sorted({int(r["seed"]) for r in rows})
+    seeds = sorted({r.seed for r in rows})
     for variant in variants:
         for seed in seeds:
-            mine = [r for r in rows if r["variant"] == variant and int(r["seed"]) == seed]
+            mine = [r for r in rows if r.variant == variant and r.seed == seed]
             if not mine:
                 continue
-            flags = [set(r["flags"].split()) for r in mine]
+            flags = [set(r.flags) for r in mine]
             exits = [f for f in flags if "Exit" in f]
             table.append(
                 [
@@ -32,7 +29,7 @@ def relay_summary(relays_csv: Path, variants: list[str]) -> list[list[str]]:
                     f"{sum({'Fast', 'Stable'} <= f for f in exits)}/{len(exits)}",
                     str(sum("Guard" in f for f in flags)),
                     str(sum("Stable" in f for f in flags)),
-                    f"{sum(r['measured'] == '1' for r in mine)}/{len(mine)}",
+                    f"{sum(r.measured for r in mine)}/{len(mine)}",
                 ]
             )
     return table

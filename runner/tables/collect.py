@@ -1,19 +1,18 @@
 """Collect every complete run's logs into the tables the analyses declare.
 
 The registry (runner.experiments) hands in the tables its analyses add;
-every table is written for every experiment (empty when its logs say nothing), one
-CSV per table. ``log_damage.csv`` is every experiment's: one row per log that
-was missing, empty or had lines that could not be read (those lines are
-skipped and counted, see runner/logs/damage.py).
+every table is written for every experiment (empty when its logs say
+nothing), as ``<name>.csv`` and ``<name>.parquet``. ``log_damage`` is
+every experiment's: one row per log that was missing, empty or had lines
+that could not be read (those lines are skipped and counted, see
+runner/logs/damage.py).
 """
 
 from __future__ import annotations
 
-import csv
-import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,18 +27,8 @@ from runner.manifest import (
     write_manifest,
 )
 from runner.spec.model import Spec
-from runner.tables.schema import Table
-
-LOG_DAMAGE_COLUMNS = [
-    "variant",
-    "seed",
-    "log",
-    "skipped_lines",
-    "lost_records",
-    "missing",
-    "empty",
-    "examples",
-]
+from runner.tables.schema import LOG_DAMAGE
+from runner.tables.table import Table
 
 
 @dataclass(frozen=True)
@@ -49,39 +38,13 @@ class Collected:
     damaged_logs: int = 0
 
 
-def damage_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
-    for d in logs.damaged():
-        yield {
-            "variant": logs.manifest["variant"],
-            "seed": logs.manifest["seed"],
-            "log": d.log,
-            "skipped_lines": d.skipped,
-            "lost_records": d.lost,
-            "missing": int(d.missing),
-            "empty": int(d.empty),
-            "examples": " | ".join(d.examples),
-        }
-
-
-LOG_DAMAGE = Table("log_damage", LOG_DAMAGE_COLUMNS, damage_rows)
-
-
-def tables(declared: Sequence[Table]) -> list[Table]:
+def tables(declared: Sequence[Table[Any]]) -> list[Table[Any]]:
     """Every table, once, in the order declared; log damage last (it is
     known once every other table has read its logs)."""
-    seen: dict[str, Table] = {}
+    seen: dict[str, Table[Any]] = {}
     for table in declared:
         seen.setdefault(table.name, table)
     return [*seen.values(), LOG_DAMAGE]
-
-
-def _write_csv(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(rows)
-    os.replace(tmp, path)
 
 
 def _warn_damage(run_dir: Path, logs: RunLogs) -> None:
@@ -91,13 +54,13 @@ def _warn_damage(run_dir: Path, logs: RunLogs) -> None:
             print(f"    {example}", file=sys.stderr)
 
 
-def collect(spec: Spec, layout: Layout, declared: Sequence[Table]) -> Collected:
+def collect(spec: Spec, layout: Layout, declared: Sequence[Table[Any]]) -> Collected:
     """Parse every complete run of ``spec`` into the ``declared`` tables
     (the registry's, runner.experiments.TABLES). Damaged log lines are
     skipped, counted in log_damage.csv and reported on stderr."""
     wanted = tables(declared)
     tor_markers = tuple(dict.fromkeys(m for t in wanted for m in t.tor_markers))
-    rows: dict[str, list[dict[str, Any]]] = {t.name: [] for t in wanted}
+    rows: dict[str, list[Any]] = {t.name: [] for t in wanted}
     runs = 0
     for seed in spec.seeds:
         for variant in spec.variants:
@@ -120,6 +83,6 @@ def collect(spec: Spec, layout: Layout, declared: Sequence[Table]) -> Collected:
         return Collected(0, {t.name: 0 for t in wanted})
     layout.experiment_dir.mkdir(parents=True, exist_ok=True)
     for table in wanted:
-        _write_csv(layout.table_csv(table.name), table.columns, rows[table.name])
+        table.write(layout.experiment_dir, rows[table.name])
     counts = {name: len(table_rows) for name, table_rows in rows.items()}
     return Collected(runs, counts, counts[LOG_DAMAGE.name])

@@ -1,20 +1,19 @@
-"""The tidy tables: each one's columns, and its rows from a run's logs.
+"""The tables every experiment has, each defined once: its row type (the
+columns, typed) and its rows from a run's logs (runner.tables.table).
 
-``transfers.csv``: one row per transfer a client finished; ``served.csv``:
-one per transfer a server finished (uploads end there); ``circuits.csv``:
-one per circuit built or failed; ``placements.csv``: one per circuit that a
-tor with MCTorConnections placed on a connection; ``hop_feedback.csv`` and
-``n23.csv`` and ``hop_window.csv``: the hop feedback, N23 and hop window
-totals of each tor that logged them;
-``relays.csv`` and
-``clients.csv``: the consensus and the clients. Times are seconds since the
-network started. The analyses (runner.analyses) say which tables they add;
-runner.tables.collect writes them.
+``transfers``: one row per transfer a client finished; ``served``: one per
+transfer a server finished (uploads end there); ``circuits``: one per
+circuit built or failed; ``relays``: the relays of the last consensus;
+``clients``: each client and its link; ``relay_load``: how busy each relay
+was; ``process_cpu``: the CPU each program used (local backend);
+``log_damage``: the logs that were missing, empty or damaged. Times are
+seconds since the network started. An experiment's own tables live in its
+folder (runner/experiments/); the registry hands them all to collection.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,110 +25,186 @@ from runner.logs import oniontrace as parse_oniontrace
 from runner.logs import tgen as parse_tgen
 from runner.logs.run_logs import RunLogs
 from runner.logs.tgen import Transfer
-from runner.spec.model import RELAY_ROLES
+from runner.spec.model import CLIENT_RELAY, RELAY_ROLES
+from runner.tables.table import Table, column
 
-TRANSFER_COLUMNS = [
-    "variant",
-    "seed",
-    "host",
-    "class",
-    "measured",
-    "transfer_id",
-    "vertex",
-    "size_bytes",
-    "bytes_received",
-    "send_bytes",
-    "start_s",
-    "end_s",
-    "ttfb_s",
-    "ttlb_s",
-    "success",
-    "error",
-]
-SERVED_COLUMNS = [
-    "variant",
-    "seed",
-    "server",
-    "peer",
-    "vertex",
-    "size_bytes",
-    "bytes_received",
-    "start_s",
-    "end_s",
-    "success",
-]
-RELAY_COLUMNS = [
-    "variant",
-    "seed",
-    "relay",
-    "role",
-    "flags",
-    "weight",
-    "measured",
-    "client_limit_rate",
-    "client_limit_burst",
-]
-CLIENT_COLUMNS = [
-    "variant",
-    "seed",
-    "host",
-    "class",
-    "measured",
-    "link",
-    "client_relay",
-    "bandwidth_down_bits",
-    "bandwidth_up_bits",
-]
-RELAY_LOAD_COLUMNS = [
-    "variant",
-    "seed",
-    "relay",
-    "role",
-    "capacity_bytes",
-    "seconds",
-    "mean_read_bytes",
-    "mean_written_bytes",
-    "mean_utilisation",
-    "p90_utilisation",
-]
-# Local backend only: Shadow simulates time, not CPU.
-PROCESS_CPU_COLUMNS = ["variant", "seed", "host", "role", "program", "cpu_s"]
-CIRCUIT_COLUMNS = [
-    "variant",
-    "seed",
-    "host",
-    "class",
-    "circuit_id",
-    "status",
-    "time_s",
-    "build_s",
-    "purpose",
-    "hops",
-    "reason",
-    "conflux_id",
-    "guard",
-    "streams",
-]
+SECONDS = 6  # decimals of times in seconds
+
+
+@dataclass(frozen=True)
+class TransferRow:
+    """A transfer a client finished (or gave up on)."""
+
+    variant: str
+    seed: int
+    host: str
+    cls: str = column("class")
+    measured: bool = column()
+    size: int = column("size_bytes")
+    start: float = column("start_s", digits=SECONDS)
+    ttfb: float | None = column("ttfb_s", digits=SECONDS)
+    ttlb: float | None = column("ttlb_s", digits=SECONDS)
+    success: bool = column()
+    error: str = column()
+    vertex: str = column(default="")
+    end: float | None = column("end_s", digits=SECONDS, default=None)
+    send_bytes: int = column(default=0)
+    transfer_id: str = column(default="")
+    bytes_received: int = column(default=0)
+
+    @property
+    def goodput_mbit(self) -> float | None:
+        """Payload bits over time to last byte, in Mbit/s."""
+        if not self.success or not self.ttlb:
+            return None
+        return self.size * 8 / self.ttlb / 1e6
+
+
+@dataclass(frozen=True)
+class ServedRow:
+    """A transfer as the server saw it: an upload's last byte arrives here."""
+
+    variant: str
+    seed: int
+    server: str
+    peer: str
+    vertex: str
+    bytes_received: int
+    start: float = column("start_s", digits=SECONDS)
+    end: float = column("end_s", digits=SECONDS)
+    success: bool = column()
+    size: int = column("size_bytes", default=0)
+
+
+@dataclass(frozen=True)
+class CircuitRow:
+    """A circuit a client built or failed to build (oniontrace's CIRC events)."""
+
+    variant: str
+    seed: int
+    host: str
+    cls: str = column("class")
+    circuit_id: str = column()
+    status: str = column()
+    time: float = column("time_s", digits=SECONDS)
+    build: float | None = column("build_s", digits=SECONDS)
+    purpose: str = column()
+    conflux_id: str = column()
+    guard: str = column(default="")
+    streams: int = column(default=0)
+    hops: int = column(default=0)
+    reason: str = column(default="")
+
+
+@dataclass(frozen=True)
+class RelayRow:
+    """A relay in the last consensus the first authority made."""
+
+    variant: str
+    seed: int
+    relay: str
+    role: str
+    flags: tuple[str, ...] = column(sep=" ")
+    weight: int = column()
+    measured: bool = column()
+    # What the relay was told to allow each non-relay client.
+    client_limit_rate: int | None = column()
+    client_limit_burst: int | None = column()
+
+
+@dataclass(frozen=True)
+class ClientRow:
+    """A client of a run: its class, link and whether it also runs a relay."""
+
+    variant: str
+    seed: int
+    host: str
+    cls: str = column("class")
+    client_relay: bool = column()
+    measured: bool = column(default=False)
+    link: str = column(default="")
+    bandwidth_down_bits: int = column(default=0)
+    bandwidth_up_bits: int = column(default=0)
+
+    @property
+    def group(self) -> str:
+        """Its class, or ``client-relay`` where it also runs a relay."""
+        return CLIENT_RELAY if self.client_relay else self.cls
+
+
+@dataclass(frozen=True)
+class RelayLoad:
+    """A relay's load over a run's measured period."""
+
+    variant: str
+    seed: int
+    relay: str
+    role: str
+    mean: float = column("mean_utilisation", digits=4)  # utilisation over the period
+    p90: float = column("p90_utilisation", digits=4)
+    capacity_bytes: int = column(default=0)
+    seconds: int = column(default=0)
+    mean_read_bytes: int = column(default=0)
+    mean_written_bytes: int = column(default=0)
+
+
+@dataclass(frozen=True)
+class ProcessCpu:
+    """CPU seconds one program of one host used over a local run's measured
+    period (none under Shadow, which simulates time, not CPU)."""
+
+    variant: str
+    seed: int
+    host: str
+    role: str
+    program: str
+    cpu_s: float
+
+
+@dataclass(frozen=True)
+class LogDamageRow:
+    """A log that was missing, empty or had lines that could not be read."""
+
+    variant: str
+    seed: int
+    log: str
+    skipped_lines: int
+    lost_records: int
+    missing: bool
+    empty: bool
+    examples: str
+
+    @property
+    def matters(self) -> bool:
+        """Whether the tables may miss records because of it."""
+        return bool(self.lost_records or self.missing or self.empty)
+
+    def describe(self) -> str:
+        where = f"{self.variant}/seed-{self.seed} {self.log}"
+        if self.missing:
+            return f"{where}: log missing"
+        if self.empty:
+            return f"{where}: log empty"
+        return (
+            f"{where}: {self.skipped_lines} damaged line{'' if self.skipped_lines == 1 else 's'} "
+            "skipped, "
+            f"{self.lost_records} of them records ({self.examples})"
+        )
+
+
+def _run(logs: RunLogs) -> dict[str, Any]:
+    """The fields that name a run."""
+    return {"variant": logs.manifest["variant"], "seed": logs.manifest["seed"]}
 
 
 def _client_logs(logs: RunLogs, program: str) -> Iterator[tuple[dict[str, Any], Path]]:
-    """Each client's logs of ``program``, with the row fields that name the client."""
-    manifest = logs.manifest
-    for host, info in sorted(manifest["hosts"].items()):
+    """Each client's logs of ``program``, with the fields that name the client."""
+    for host, info in sorted(logs.manifest["hosts"].items()):
         if info["role"] != "client":
             continue
-        who = {
-            "variant": manifest["variant"],
-            "seed": manifest["seed"],
-            "host": host,
-            "class": info["class"],
-        }
+        who = _run(logs) | {"host": host, "cls": info["class"]}
         for log in logs.of(host, program):
-            yield who | {"measured": int(info["measured"])}, log
-
-
-def round6(value: float | None) -> str:
-    return "" if value is None else f"{value:.6f}"
+            yield who | {"measured": bool(info["measured"])}, log
 
 
 def _tgen_transfers(logs: RunLogs, log: Path) -> list[Transfer]:
@@ -138,50 +213,45 @@ def _tgen_transfers(logs: RunLogs, log: Path) -> list[Transfer]:
     return list(parse_tgen.parse_lines(lines, logs.on_error(log)))
 
 
-def _transfer_fields(t: Transfer, epoch: float) -> dict[str, Any]:
-    """What a client's and a server's row of a tgen transfer share."""
-    return {
-        "vertex": t.vertex,
-        "size_bytes": t.size,
-        "bytes_received": t.bytes_received,
-        "start_s": round6(t.start - epoch),
-        "end_s": round6(t.end - epoch),
-        "success": int(t.success),
-    }
-
-
-def transfer_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
+def transfer_rows(logs: RunLogs) -> Iterator[TransferRow]:
     epoch = float(logs.manifest.get("clock_epoch", 0))
     for who, log in _client_logs(logs, "tgen"):
         for t in _tgen_transfers(logs, log):
-            yield (
-                who
-                | _transfer_fields(t, epoch)
-                | {
-                    "transfer_id": t.transfer_id,
-                    "send_bytes": t.send_size,
-                    "ttfb_s": round6(t.ttfb),
-                    "ttlb_s": round6(t.ttlb),
-                    "error": t.error,
-                }
+            yield TransferRow(
+                **who,
+                transfer_id=t.transfer_id,
+                vertex=t.vertex,
+                size=t.size,
+                bytes_received=t.bytes_received,
+                send_bytes=t.send_size,
+                start=t.start - epoch,
+                end=t.end - epoch,
+                ttfb=t.ttfb,
+                ttlb=t.ttlb,
+                success=t.success,
+                error=t.error,
             )
 
 
-def served_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
+def served_rows(logs: RunLogs) -> Iterator[ServedRow]:
     """What the servers finished: an upload's last byte arrives there."""
-    manifest = logs.manifest
-    epoch = float(manifest.get("clock_epoch", 0))
-    for host, info in sorted(manifest["hosts"].items()):
+    epoch = float(logs.manifest.get("clock_epoch", 0))
+    for host, info in sorted(logs.manifest["hosts"].items()):
         if info["role"] != "server":
             continue
         for log in logs.of(host, "tgen"):
             for t in _tgen_transfers(logs, log):
-                yield {
-                    "variant": manifest["variant"],
-                    "seed": manifest["seed"],
-                    "server": host,
-                    "peer": t.peer,
-                } | _transfer_fields(t, epoch)
+                yield ServedRow(
+                    **_run(logs),
+                    server=host,
+                    peer=t.peer,
+                    vertex=t.vertex,
+                    size=t.size,
+                    bytes_received=t.bytes_received,
+                    start=t.start - epoch,
+                    end=t.end - epoch,
+                    success=t.success,
+                )
 
 
 def tor_logs(logs: RunLogs) -> Iterator[tuple[str, str, Iterator[str]]]:
@@ -194,30 +264,30 @@ def tor_logs(logs: RunLogs) -> Iterator[tuple[str, str, Iterator[str]]]:
             yield host, info["role"], logs.lines(log, logs.record_markers.get("tor", ()))
 
 
-def circuit_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
+def circuit_rows(logs: RunLogs) -> Iterator[CircuitRow]:
     epoch = float(logs.manifest.get("clock_epoch", 0))
     for who, log in _client_logs(logs, "oniontrace"):
         del who["measured"]
         lines = logs.lines(log, parse_oniontrace.RECORD_MARKERS)
         for c in parse_oniontrace.parse_lines(lines, logs.on_error(log)):
-            yield who | {
-                "circuit_id": c.circuit_id,
-                "status": c.status,
-                "time_s": round6(c.time - epoch),
-                "build_s": round6(c.build_time),
-                "purpose": c.purpose,
-                "hops": c.hops,
-                "reason": c.reason,
-                "conflux_id": c.conflux_id,
-                "guard": c.guard,
-                "streams": c.streams,
-            }
+            yield CircuitRow(
+                **who,
+                circuit_id=c.circuit_id,
+                status=c.status,
+                time=c.time - epoch,
+                build=c.build_time,
+                purpose=c.purpose,
+                hops=c.hops,
+                reason=c.reason,
+                conflux_id=c.conflux_id,
+                guard=c.guard,
+                streams=c.streams,
+            )
 
 
-def relay_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
+def relay_rows(logs: RunLogs) -> Iterator[RelayRow]:
     """The relays of the last consensus the first authority made."""
-    manifest = logs.manifest
-    hosts = manifest["hosts"]
+    hosts = logs.manifest["hosts"]
     authority = next((h for h, info in sorted(hosts.items()) if info["role"] == "authority"), None)
     if authority is None:
         return
@@ -227,36 +297,33 @@ def relay_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
     lines = logs.lines(consensus, parse_consensus.RECORD_MARKERS)
     for relay in parse_consensus.parse_consensus(lines, logs.on_error(consensus)):
         limit = hosts.get(relay.nickname, {}).get("client_limit") or {}
-        yield {
-            "variant": manifest["variant"],
-            "seed": manifest["seed"],
-            "relay": relay.nickname,
-            "role": hosts.get(relay.nickname, {}).get("role", ""),
-            "flags": " ".join(sorted(relay.flags)),
-            "weight": relay.bandwidth,
-            "measured": int(relay.measured),
-            # What the relay was told to allow each non-relay client.
-            "client_limit_rate": limit.get("rate_bytes", ""),
-            "client_limit_burst": limit.get("burst_bytes", ""),
-        }
+        yield RelayRow(
+            **_run(logs),
+            relay=relay.nickname,
+            role=hosts.get(relay.nickname, {}).get("role", ""),
+            flags=tuple(sorted(relay.flags)),
+            weight=relay.bandwidth,
+            measured=relay.measured,
+            client_limit_rate=limit.get("rate_bytes"),
+            client_limit_burst=limit.get("burst_bytes"),
+        )
 
 
-def client_rows(manifest: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def client_rows(logs: RunLogs) -> Iterator[ClientRow]:
     """Each client of a run: its class, link and whether it also runs a relay."""
-    for host, info in sorted(manifest["hosts"].items()):
+    for host, info in sorted(logs.manifest["hosts"].items()):
         if info["role"] != "client":
             continue
-        yield {
-            "variant": manifest["variant"],
-            "seed": manifest["seed"],
-            "host": host,
-            "class": info["class"],
-            "measured": int(info["measured"]),
-            "link": info.get("link") or "",
-            "client_relay": int(bool(info.get("client_relay"))),
-            "bandwidth_down_bits": info["bandwidth_down_bits"],
-            "bandwidth_up_bits": info["bandwidth_up_bits"],
-        }
+        yield ClientRow(
+            **_run(logs),
+            host=host,
+            cls=info["class"],
+            measured=bool(info["measured"]),
+            link=info.get("link") or "",
+            client_relay=bool(info.get("client_relay")),
+            bandwidth_down_bits=int(info["bandwidth_down_bits"]),
+            bandwidth_up_bits=int(info["bandwidth_up_bits"]),
+        )
 
 
 def _p90(values: list[float]) -> float:
@@ -264,7 +331,7 @@ def _p90(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
 
 
-def relay_load_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
+def relay_load_rows(logs: RunLogs) -> Iterator[RelayLoad]:
     """How busy each relay was over the measured period, from the bytes its
     tor read and wrote each second (oniontrace's BW events): a second's
     utilisation is the larger of the two over the relay's link capacity."""
@@ -287,53 +354,55 @@ def relay_load_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
         if not seconds or capacity <= 0:
             continue
         used = [max(s.read, s.written) / capacity for s in seconds]
-        yield {
-            "variant": manifest["variant"],
-            "seed": manifest["seed"],
-            "relay": host,
-            "role": info["role"],
-            "capacity_bytes": capacity,
-            "seconds": len(seconds),
-            "mean_read_bytes": round(sum(s.read for s in seconds) / len(seconds)),
-            "mean_written_bytes": round(sum(s.written for s in seconds) / len(seconds)),
-            "mean_utilisation": f"{sum(used) / len(used):.4f}",
-            "p90_utilisation": f"{_p90(used):.4f}",
-        }
+        yield RelayLoad(
+            **_run(logs),
+            relay=host,
+            role=info["role"],
+            capacity_bytes=capacity,
+            seconds=len(seconds),
+            mean_read_bytes=round(sum(s.read for s in seconds) / len(seconds)),
+            mean_written_bytes=round(sum(s.written for s in seconds) / len(seconds)),
+            mean=sum(used) / len(used),
+            p90=_p90(used),
+        )
 
 
-def process_cpu_rows(logs: RunLogs) -> Iterator[dict[str, Any]]:
+def process_cpu_rows(logs: RunLogs) -> Iterator[ProcessCpu]:
     """The CPU seconds each host's programs used over the measured period,
     as the local backend recorded them in the manifest (none under Shadow)."""
     manifest = logs.manifest
     for host, programs in sorted((manifest.get("cpu_s") or {}).items()):
         role = manifest["hosts"].get(host, {}).get("role", "")
         for program, seconds in sorted(programs.items()):
-            yield {
-                "variant": manifest["variant"],
-                "seed": manifest["seed"],
-                "host": host,
-                "role": role,
-                "program": program,
-                "cpu_s": seconds,
-            }
+            yield ProcessCpu(
+                **_run(logs), host=host, role=role, program=program, cpu_s=float(seconds)
+            )
 
 
-@dataclass(frozen=True)
-class Table:
-    """A tidy table, ``<experiment>/<name>.csv``: ``rows`` gives one run's
-    rows; ``tor_markers``: the tor log lines it reads (a line holding one
-    carries a record, for the damaged-line accounting)."""
+def log_damage_rows(logs: RunLogs) -> Iterator[LogDamageRow]:
+    for d in logs.damaged():
+        yield LogDamageRow(
+            **_run(logs),
+            log=d.log,
+            skipped_lines=d.skipped,
+            lost_records=d.lost,
+            missing=d.missing,
+            empty=d.empty,
+            examples=" | ".join(d.examples),
+        )
 
-    name: str
-    columns: list[str]
-    rows: Callable[[RunLogs], Iterable[dict[str, Any]]]
-    tor_markers: tuple[str, ...] = ()
+
+TRANSFERS = Table("transfers", TransferRow, transfer_rows)
+SERVED = Table("served", ServedRow, served_rows)
+CIRCUITS = Table("circuits", CircuitRow, circuit_rows)
+RELAYS = Table("relays", RelayRow, relay_rows)
+CLIENTS = Table("clients", ClientRow, client_rows)
+RELAY_LOAD = Table("relay_load", RelayLoad, relay_load_rows)
+PROCESS_CPU = Table("process_cpu", ProcessCpu, process_cpu_rows)
+# Every experiment's, and known only once every other table has read its logs.
+LOG_DAMAGE = Table("log_damage", LogDamageRow, log_damage_rows)
 
 
-TRANSFERS = Table("transfers", TRANSFER_COLUMNS, transfer_rows)
-SERVED = Table("served", SERVED_COLUMNS, served_rows)
-CIRCUITS = Table("circuits", CIRCUIT_COLUMNS, circuit_rows)
-RELAYS = Table("relays", RELAY_COLUMNS, relay_rows)
-CLIENTS = Table("clients", CLIENT_COLUMNS, lambda logs: client_rows(logs.manifest))
-RELAY_LOAD = Table("relay_load", RELAY_LOAD_COLUMNS, relay_load_rows)
-PROCESS_CPU = Table("process_cpu", PROCESS_CPU_COLUMNS, process_cpu_rows)
+def read_log_damage(path: Path) -> list[LogDamageRow] | None:
+    """The damaged logs of every run; None where collection predates the table."""
+    return LOG_DAMAGE.read(path) if path.is_file() else None

@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from runner.tables.rows import CircuitRow
+from runner.tables.schema import CircuitRow
 
 
 @dataclass(frozen=True)

@@ -3,23 +3,19 @@
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 from runner.experiments.conflux.legs import conflux_leg_checks
 from runner.report.base import ReportInput, Section
 from runner.report.markdown import table
+from runner.tables.schema import RELAYS
 
 
 def consensus_flags(relays_csv: Path) -> dict[tuple[str, int], list[tuple[str, set[str]]]]:
     """(variant, seed) -> each relay's role and flags in the run's last consensus."""
     found: dict[tuple[str, int], list[tuple[str, set[str]]]] = {}
-    if not relays_csv.is_file():
-        return found
-    with relays_csv.open(newline="") as handle:
-        for r in csv.DictReader(handle):
-            key = (r["variant"], int(r["seed"]))
-            found.setdefault(key, []).append((r["role"], set(r["flags"].split())))
+    for r in RELAYS.read_if_present(relays_csv):
+        found.setdefault((r.variant, r.seed), []).append((r.role, set(r.flags)))
     return found
 
 

@@ -18,7 +18,7 @@ from runner.experiments.congestion.n23_log import N23Totals
 from runner.experiments.congestion.tables import HopFeedbackRow, HopWindowRow, N23Row
 from runner.experiments.mctor.tables import PlacementRow
 from runner.spec.model import Variant
-from runner.tables.rows import TransferRow
+from runner.tables.schema import TransferRow
 
 R = TypeVar("R")
 

@@ -28,13 +28,13 @@ from runner.experiments.congestion.mechanisms import (
     pctcp_failures,
     scenario_of,
 )
-from runner.experiments.congestion.tables import read_hop_feedback, read_hop_window, read_n23
-from runner.experiments.mctor.tables import read_placements
+from runner.experiments.congestion.tables import HOP_FEEDBACK, HOP_WINDOW, N23
+from runner.experiments.mctor.tables import PLACEMENTS
 from runner.layout import Layout
 from runner.report.markdown import table
 from runner.report.plots import cdf_plot
 from runner.spec.model import Spec
-from runner.tables.rows import TransferRow
+from runner.tables.schema import TransferRow
 
 Sections = tuple[list[str], list[str], list[Path]]
 
@@ -154,7 +154,7 @@ def _hop_window_section(
     switches them on."""
     if not any(hop_window_of(v) for v in spec.variants):
         return [], []
-    runs = hop_window_runs(read_hop_window(layout.hop_window_csv))
+    runs = hop_window_runs(HOP_WINDOW.read_if_present(layout.hop_window_csv))
     failures = hop_window_failures(runs, spec.variants, complete_runs)
     by_name = {v.name: v for v in spec.variants}
     lines = [
@@ -227,7 +227,7 @@ def _hop_feedback_section(
         return [], []
     variants = [v.name for v in spec.variants]
     by_name = {v.name: v for v in spec.variants}
-    hop_rows = read_hop_feedback(layout.hop_feedback_csv)
+    hop_rows = HOP_FEEDBACK.read_if_present(layout.hop_feedback_csv)
     failures = mechanism_failures(hop_rows, spec.variants, complete_runs)
     totals = mechanism_totals(hop_rows, variants)
     width = max(
@@ -301,7 +301,7 @@ def _n23_section(
     """N23's counters per run, where any variant switches it on."""
     if not any(is_n23(v) for v in spec.variants):
         return [], []
-    runs = n23_runs(read_n23(layout.n23_csv))
+    runs = n23_runs(N23.read_if_present(layout.n23_csv))
     failures = n23_failures(runs, spec.variants, complete_runs)
     by_name = {v.name: v for v in spec.variants}
     lines = [
@@ -363,7 +363,7 @@ def _pctcp_section(
     switches PCTCP on."""
     if not any(is_pctcp(v) for v in spec.variants):
         return [], []
-    placements = read_placements(layout.placements_csv) if layout.placements_csv.is_file() else []
+    placements = PLACEMENTS.read(layout.placements_csv) if layout.placements_csv.is_file() else []
     sharing = connection_sharing(placements)
     failures = pctcp_failures(sharing, spec.variants, complete_runs)
     by_name = {v.name: v for v in spec.variants}

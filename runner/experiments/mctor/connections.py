@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from runner.experiments.mctor.tables import PlacementRow
-from runner.tables.rows import CircuitRow
+from runner.tables.schema import CircuitRow
 
 
 @dataclass(frozen=True)

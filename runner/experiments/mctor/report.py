@@ -16,12 +16,12 @@ from runner.experiments.mctor.connections import (
     pinned_path,
     stream_circuits,
 )
-from runner.experiments.mctor.tables import PlacementRow, read_placements
+from runner.experiments.mctor.tables import PLACEMENTS, PlacementRow
 from runner.layout import Layout
 from runner.report.markdown import table
 from runner.report.plots import draw_cdf  # noqa: F401  (sets matplotlib's Agg backend first)
 from runner.spec.model import Spec, Variant
-from runner.tables.rows import CircuitRow, TransferRow, read_served
+from runner.tables.schema import SERVED, CircuitRow, TransferRow
 
 _SCENARIO = re.compile(r"(^|-)n\d+(-(uniform|hashing))?$")
 
@@ -112,7 +112,7 @@ def mctor_sections(
         return [], [], []
     variants = [v.name for v in spec.variants]
     by_name = {v.name: v for v in spec.variants}
-    served = read_served(layout.served_csv) if layout.served_csv.is_file() else []
+    served = SERVED.read(layout.served_csv) if layout.served_csv.is_file() else []
     all_rounds = rounds(transfers, served, phases_by_class)
     summaries = summarize(all_rounds, variants)
     lines = [
@@ -173,7 +173,7 @@ def mctor_sections(
     if expected:
         paths = pinned_paths(spec, measured_clients)
         placements = (
-            read_placements(layout.placements_csv) if layout.placements_csv.is_file() else []
+            PLACEMENTS.read(layout.placements_csv) if layout.placements_csv.is_file() else []
         )
         hops = hop_checks(placements, paths, expected)
         lines += [

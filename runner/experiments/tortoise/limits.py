@@ -11,15 +11,12 @@ otherwise (left out).
 
 from __future__ import annotations
 
-import csv
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
-from runner.analyses.client_bandwidth import ClientInfo
 from runner.spec.model import CLIENT_RELAY
-from runner.tables.rows import CircuitRow, TransferRow
+from runner.tables.schema import CircuitRow, ClientRow, RelayRow, TransferRow
 
 
 @dataclass(frozen=True)
@@ -28,16 +25,13 @@ class RelayLimit:
     burst: int  # bytes
 
 
-def read_relay_limits(path: Path) -> dict[tuple[str, int, str], RelayLimit]:
+def relay_limits(relays: Iterable[RelayRow]) -> dict[tuple[str, int, str], RelayLimit]:
     """(variant, seed, relay) -> the limit it applies, for limiting relays."""
-    limits = {}
-    with path.open(newline="") as handle:
-        for r in csv.DictReader(handle):
-            if r.get("client_limit_rate"):
-                limits[(r["variant"], int(r["seed"]), r["relay"])] = RelayLimit(
-                    int(r["client_limit_rate"]), int(r["client_limit_burst"])
-                )
-    return limits
+    return {
+        (r.variant, r.seed, r.relay): RelayLimit(r.client_limit_rate, r.client_limit_burst or 0)
+        for r in relays
+        if r.client_limit_rate
+    }
 
 
 def client_guards(circuits: Iterable[CircuitRow]) -> dict[tuple[str, int, str], set[str]]:
@@ -65,7 +59,7 @@ class LimitCheck:
 
 
 def _standing(
-    info: ClientInfo, guards: set[str], limits: dict[str, RelayLimit]
+    info: ClientRow, guards: set[str], limits: dict[str, RelayLimit]
 ) -> tuple[str, RelayLimit | None]:
     if info.client_relay:
         return CLIENT_RELAY, None
@@ -81,7 +75,7 @@ def _standing(
 
 def limit_checks(
     transfers: list[TransferRow],
-    clients: list[ClientInfo],
+    clients: list[ClientRow],
     circuits: list[CircuitRow],
     relay_limits: dict[tuple[str, int, str], RelayLimit],
     reference: RelayLimit,

@@ -8,19 +8,19 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-from runner.analyses.client_bandwidth import ClientBandwidth, group_means, per_client, read_clients
+from runner.analyses.client_bandwidth import ClientBandwidth, group_means, per_client
 from runner.experiments.tortoise.limits import (
     LimitCheck,
     RelayLimit,
     limit_checks,
-    read_relay_limits,
+    relay_limits,
 )
 from runner.layout import Layout
 from runner.report.axes import log_x_axis
 from runner.report.markdown import table
 from runner.report.plots import draw_cdf  # sets matplotlib's Agg backend first
 from runner.spec.model import CLIENT_RELAY
-from runner.tables.rows import CircuitRow, TransferRow
+from runner.tables.schema import CLIENTS, RELAYS, CircuitRow, TransferRow
 
 
 def _cdf(bandwidths: list[ClientBandwidth], group: str, variants: list[str], path: Path) -> None:
@@ -66,7 +66,7 @@ def client_sections(
     """(report lines, failures, plots); nothing without a clients table."""
     if not layout.clients_csv.is_file():
         return [], [], []
-    clients = read_clients(layout.clients_csv)
+    clients = CLIENTS.read(layout.clients_csv)
     bandwidths = per_client(transfers, clients)
     if not bandwidths:
         return [], [], []
@@ -98,7 +98,7 @@ def client_sections(
         _cdf(bandwidths, group, variants, path)
         plots.append(path)
 
-    limits = read_relay_limits(layout.relays_csv) if layout.relays_csv.is_file() else {}
+    limits = relay_limits(RELAYS.read(layout.relays_csv)) if layout.relays_csv.is_file() else {}
     reference = _reference(limits)
     if reference is None:
         return lines, [], plots

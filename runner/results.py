@@ -1,0 +1,67 @@
+"""An experiment's results for a notebook: its tables as pandas DataFrames
+(from the Parquet files collection writes; from the CSV files, read by the
+tables' definitions, where a run predates them), the answers to its
+hypotheses and its checks (the JSON files the report writes)::
+
+    import runner
+    results = runner.load("results/conflux-small")
+    results.transfers.groupby("variant").ttlb_s.median()
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from runner.experiments import TABLES
+from runner.tables.schema import LOG_DAMAGE
+from runner.tables.table import Table
+
+
+@dataclass
+class Results:
+    """One experiment's collected results; each table is also an attribute
+    (``results.transfers``)."""
+
+    path: Path
+    tables: dict[str, pd.DataFrame]
+    answers: pd.DataFrame  # one row per hypothesis (answers.json)
+    checks: dict[str, Any] = field(default_factory=dict)  # checks.json
+
+    def __getattr__(self, name: str) -> pd.DataFrame:
+        tables = self.__dict__.get("tables", {})
+        if name in tables:
+            return tables[name]
+        raise AttributeError(f"{name!r}: no such table (the tables: {', '.join(sorted(tables))})")
+
+
+def _from_csv(table: Table[Any], path: Path) -> pd.DataFrame:
+    rows = table.read(path)
+    columns = {c.attribute: c.name for c in table.schema}
+    return pd.DataFrame(
+        [{columns[k]: v for k, v in dataclasses.asdict(r).items()} for r in rows],
+        columns=table.columns,
+    )
+
+
+def load(path: str | Path) -> Results:
+    """The results collected under ``path`` (``results/<experiment>``)."""
+    folder = Path(path)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder}: no such results folder (run `runner collect` first)")
+    tables = {}
+    for table in (*TABLES, LOG_DAMAGE):
+        parquet, csv = folder / f"{table.name}.parquet", folder / f"{table.name}.csv"
+        if parquet.is_file():
+            tables[table.name] = pd.read_parquet(parquet)
+        elif csv.is_file():
+            tables[table.name] = _from_csv(table, csv)
+    answers_path, checks_path = folder / "answers.json", folder / "checks.json"
+    answers = json.loads(answers_path.read_text()) if answers_path.is_file() else []
+    checks = json.loads(checks_path.read_text()) if checks_path.is_file() else {}
+    return Results(folder, tables, pd.DataFrame(answers), checks)
