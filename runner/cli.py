@@ -82,7 +82,7 @@ README_SECTIONS = "'Set up' and 'Shadow, tgen and oniontrace'"
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from runner.spec.model import load_spec
+    from runner.experiments import load_spec
 
     spec = load_spec(Path(args.spec))
     if not args.force:  # refuse here what `run` would refuse on this machine
@@ -130,7 +130,7 @@ def _backend(args: argparse.Namespace, spec: Spec) -> Backend:
 def _spec(args: argparse.Namespace) -> Spec:
     """The spec, with the seeds its rounds ran if it runs seeds in rounds."""
     from runner.analyses.seed_rounds import seeds_in_use
-    from runner.spec.model import load_spec
+    from runner.experiments import load_spec
 
     spec = load_spec(Path(args.spec))
     return seeds_in_use(spec, _layout(spec, args))
@@ -253,7 +253,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
-    from runner.spec.model import load_spec
+    from runner.experiments import load_spec
 
     spec = load_spec(Path(args.spec))
     run_code = 0
@@ -286,9 +286,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from runner.analyses.client_bandwidth import per_client
     from runner.analyses.seed_plan import make_plan, plan_data
     from runner.execute.cpus import usable_cpus
+    from runner.experiments import load_spec
     from runner.manifest import write_json_atomic
     from runner.report.seed_plan import render
-    from runner.spec.model import load_spec
     from runner.tables.schema import CLIENTS, RELAY_LOAD, TRANSFERS
 
     target = None
@@ -342,8 +342,8 @@ def cmd_regress(args: argparse.Namespace) -> int:
         provenance_note,
     )
     from runner.execute.run import resolve_tools
+    from runner.experiments import load_spec
     from runner.manifest import write_json_atomic
-    from runner.spec.model import load_spec
     from runner.tables.schema import TRANSFERS
 
     spec = load_spec(Path(args.spec))
@@ -556,8 +556,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         check_not_busy(early)
     from runner.execute.cluster.options import parse_executor
     from runner.execute.run import plan_placement
+    from runner.experiments import load_spec
     from runner.network.capacity import check_capacity
-    from runner.spec.model import load_spec
 
     spec = load_spec(Path(args.spec))
     runs_here = getattr(args, "runs", False) and parse_executor(args.executor).kind == "local"

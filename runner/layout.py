@@ -54,22 +54,6 @@ class Layout:
         return self.experiment_dir / "served.csv"
 
     @property
-    def placements_csv(self) -> Path:
-        return self.experiment_dir / "placements.csv"
-
-    @property
-    def hop_feedback_csv(self) -> Path:
-        return self.experiment_dir / "hop_feedback.csv"
-
-    @property
-    def hop_window_csv(self) -> Path:
-        return self.experiment_dir / "hop_window.csv"
-
-    @property
-    def n23_csv(self) -> Path:
-        return self.experiment_dir / "n23.csv"
-
-    @property
     def log_damage_csv(self) -> Path:
         return self.experiment_dir / "log_damage.csv"
 

@@ -4,7 +4,7 @@ tables' definitions, where a run predates them), the answers to its
 hypotheses and its checks (the JSON files the report writes)::
 
     import runner
-    results = runner.load("results/conflux-small")
+    results = runner.load("results/ci-small")
     results.transfers.groupby("variant").ttlb_s.median()
 """
 

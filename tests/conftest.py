@@ -15,9 +15,10 @@ import pytest
 import yaml
 
 from runner.datasets import FOLDER, DataFile, data_dir
+from runner.experiments import load_spec
 from runner.layout import Layout
 from runner.spec.matrix import expand_spec
-from runner.spec.model import Spec, load_spec
+from runner.spec.model import Spec
 from runner.tools.prereqs import find
 
 ROOT = Path(__file__).resolve().parent.parent

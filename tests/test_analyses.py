@@ -6,12 +6,11 @@ from pathlib import Path
 
 import yaml
 
-from runner.experiments import ANALYSES, tables_of
+from runner.experiments import ANALYSES, parse_spec, tables_of
 from runner.layout import Layout
 from runner.logs.run_logs import RunLogs
 from runner.report import assemble
 from runner.report.base import Analysis, ReportInput, Section
-from runner.spec.model import parse_spec
 from runner.tables import collect as collect_module
 from runner.tables.table import Table
 from tests.conftest import CI_SMALL

@@ -21,9 +21,9 @@ from runner.analyses.answers import (
 from runner.analyses.power import Target, decisive_probability
 from runner.analyses.stats import Estimate
 from runner.errors import SpecError
+from runner.experiments import parse_spec
 from runner.report.answers import answers_section
 from runner.spec.hypotheses import Hypothesis
-from runner.spec.model import parse_spec
 from runner.tables.schema import TransferRow
 from tests.conftest import CI_SMALL
 

@@ -92,9 +92,9 @@ def test_a_second_runner_stops_at_once_and_touches_nothing(tmp_path: Path) -> No
 
 
 def test_an_experiment_too_large_for_the_machine_stops_before_writing(tmp_path: Path) -> None:
+    from runner.experiments import load_spec
     from runner.network.backends import LOCAL, SHADOW
     from runner.network.capacity import TooLarge, check_capacity
-    from runner.spec.model import load_spec
 
     tortoise = load_spec(ROOT / "configs" / "tortoise.yaml")
     with pytest.raises(TooLarge, match=r"1 run at once needs about .* GiB .*try fewer --jobs"):
@@ -147,10 +147,10 @@ def test_forty_million_clients_are_refused_by_validate_at_once(
 
 
 def test_sizes_counted_from_the_spec_match_the_networks_built() -> None:
+    from runner.experiments import load_spec
     from runner.network.backends import SHADOW
     from runner.network.capacity import counted_size
     from runner.network.mixing import variant_plan
-    from runner.spec.model import load_spec
 
     for name in ("tortoise-small", "mctor-small", "congestion-small"):
         spec = load_spec(ROOT / "configs" / f"{name}.yaml")

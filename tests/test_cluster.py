@@ -26,10 +26,11 @@ import yaml
 
 from runner.execute.cpus import OFF, OWN_CPUS
 from runner.execute.run import RunOutcome, run_experiment
+from runner.experiments import parse_spec
 from runner.layout import Layout
 from runner.manifest import read_manifest
 from runner.network.backends import SHADOW
-from runner.spec.model import Spec, parse_spec
+from runner.spec.model import Spec
 from tests.cluster_fixtures import (
     DaskCluster,
     processes_mentioning,

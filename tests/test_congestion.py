@@ -255,7 +255,7 @@ def test_mechanism_checks_need_feedback_exactly_where_it_is_on() -> None:
 
 
 def _n23_row(variant: str, seed: int, host: str, sent: int, received: int) -> N23Row:
-    return N23Row(sent, received, 0, 1, 100, 10, variant, seed, host, "guard")
+    return N23Row(variant, seed, host, "guard", sent, received, 0, 1, 100, 10)
 
 
 def test_n23_runs_and_checks_need_credit_exactly_where_it_is_on() -> None:
@@ -339,8 +339,8 @@ def test_hop_window_checks_need_reports_exactly_where_it_is_on() -> None:
 
     def row(variant: str, seed: int, sent: int, received: int, decisions: int) -> HopWindowRow:
         return HopWindowRow(
-            sent, received, 0, 0, 10, 1, decisions, 0, 0, 0, 32 * decisions,
             variant, seed, "relay1exit", "exit",
+            sent, received, 0, 0, 10, 1, decisions, 0, 0, 0, 32 * decisions,
         )  # fmt: skip
 
     rows = [

@@ -78,7 +78,7 @@ def transfers(layout: Layout) -> list[TransferRow]:
 
 @pytest.fixture(scope="module")
 def hop_rows(layout: Layout) -> list[HopFeedbackRow]:
-    return HOP_FEEDBACK.read_if_present(layout.hop_feedback_csv)
+    return HOP_FEEDBACK.read_from(layout)
 
 
 def test_every_variant_and_class_has_results_over_both_seeds(
@@ -150,7 +150,7 @@ def test_the_report_section_has_the_table_plots_and_passing_checks(
     assert len(plots) == 2 * (2 + 2 + 2 + 2 + 1 + 2) and all(p.is_file() for p in plots)
 
     # Runs whose tors logged no hop feedback fail the check.
-    seed_one = [r for r in HOP_FEEDBACK.read_if_present(layout.hop_feedback_csv) if r.seed == 1]
+    seed_one = [r for r in HOP_FEEDBACK.read_from(layout) if r.seed == 1]
     missing = mechanism_failures(seed_one, spec.variants, runs)
     assert sorted(f.split(":")[0] for f in missing) == [
         f"{s}-{m}/seed-2"
@@ -162,7 +162,7 @@ def test_the_report_section_has_the_table_plots_and_passing_checks(
 def test_pctcp_gives_every_circuit_a_connection_at_the_shared_middle(
     spec: Spec, layout: Layout
 ) -> None:
-    placements = PLACEMENTS.read(layout.placements_csv)
+    placements = PLACEMENTS.read_from(layout)
     sharing = {(s.variant, s.seed): s for s in connection_sharing(placements)}
     by_name = {v.name: v for v in spec.variants}
     assert len(sharing) == 108
@@ -207,7 +207,7 @@ def test_queues_build_at_the_middles_in_every_run(spec: Spec, layout: Layout) ->
 
 
 def test_n23_credit_crosses_the_hops_exactly_where_it_is_on(spec: Spec, layout: Layout) -> None:
-    runs = n23_runs(N23.read_if_present(layout.n23_csv))
+    runs = n23_runs(N23.read_from(layout))
     by_name = {v.name: v for v in spec.variants}
     assert {(r.variant, r.seed) for r in runs} == runs_of(spec, is_n23)
     for r in runs:
@@ -223,7 +223,7 @@ def test_n23_credit_crosses_the_hops_exactly_where_it_is_on(spec: Spec, layout: 
 
 
 def test_hop_windows_react_exactly_where_they_are_on(spec: Spec, layout: Layout) -> None:
-    rows = HOP_WINDOW.read_if_present(layout.hop_window_csv)
+    rows = HOP_WINDOW.read_from(layout)
     runs = hop_window_runs(rows)
     by_name = {v.name: v for v in spec.variants}
     assert {(r.variant, r.seed) for r in runs} == runs_of(spec, hop_window_of)

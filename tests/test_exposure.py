@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from runner.errors import SpecError
+from runner.experiments import parse_spec
 from runner.network.exposure import check_exposure, opening_lines
-from runner.spec.model import parse_spec
 from tests.conftest import CI_SMALL
 
 

@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from runner.errors import RunError
+from runner.experiments import load_spec
 from runner.layout import Layout, partial_path
 from runner.network.generate import Tools, generate_run
-from runner.spec.model import load_spec
 from runner.tools.prereqs import find
 from tests.conftest import CI_SMALL, needs_tor
 

@@ -15,9 +15,9 @@ import pytest
 import yaml
 
 from runner.execute.local.netns import CONNECTIONS
+from runner.experiments import load_spec
 from runner.manifest import read_manifest
 from runner.network.backends import LOCAL, namespace_refused
-from runner.spec.model import load_spec
 from tests.conftest import ROOT, needs_tor
 
 pytestmark = [needs_tor, pytest.mark.slow]

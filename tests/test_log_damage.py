@@ -9,12 +9,11 @@ from pathlib import Path
 
 import yaml
 
-from runner.experiments import ANALYSES, TABLES
+from runner.experiments import ANALYSES, TABLES, parse_spec
 from runner.layout import Layout
 from runner.logs.damage import LogDamage, clean_lines
 from runner.logs.tgen import RECORD_MARKERS, parse_lines
 from runner.report.assemble import write_report
-from runner.spec.model import parse_spec
 from runner.tables.collect import collect
 from tests.conftest import CI_SMALL, FIXTURES
 

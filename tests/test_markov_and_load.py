@@ -12,6 +12,7 @@ import yaml
 from runner.analyses.load import load_failures, run_loads
 from runner.datasets import PACKET_MODEL, STREAM_MODEL, read_data
 from runner.errors import SpecError
+from runner.experiments import parse_spec
 from runner.layout import SHADOW_DATA
 from runner.logs.bandwidth import parse_lines as parse_bandwidth
 from runner.logs.run_logs import RunLogs
@@ -19,7 +20,7 @@ from runner.logs.tgen import parse_lines as parse_tgen
 from runner.network.generate import cross_flows
 from runner.network.plan import plan_network
 from runner.network.schedule import host_processes
-from runner.spec.model import ALL_RELAYS, Spec, parse_spec
+from runner.spec.model import ALL_RELAYS, Spec
 from runner.tables.schema import RelayLoad, relay_load_rows
 from tests.conftest import CI_SMALL, FIXTURES, needs_data
 from workloads.markov import MarkovModelError, flow_model, to_tgen_model

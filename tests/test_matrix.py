@@ -12,7 +12,7 @@ import yaml
 
 from runner.cli import main
 from runner.errors import SpecError
-from runner.spec.model import load_spec, parse_spec
+from runner.experiments import load_spec, parse_spec
 from tests.conftest import CI_SMALL, FIXTURES, ROOT
 
 

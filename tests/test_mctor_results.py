@@ -56,7 +56,7 @@ def _paths(spec: Spec, transfers: list[TransferRow]) -> dict[tuple[str, int, str
 
 def test_every_hop_has_the_connections_the_variant_asks_for(spec: Spec, tables) -> None:  # type: ignore[no-untyped-def]
     transfers, _, placements, _ = tables
-    expected = {v.name: v.expect_mctor_connections for v in spec.variants}
+    expected = {v.name: v.expect.get("mctor_connections") for v in spec.variants}
     assert None not in expected.values()
     checks = hop_checks(placements, _paths(spec, transfers), expected)  # type: ignore[arg-type]
     # 3 hops per run, and a second client hop where two users share the path.
@@ -76,7 +76,8 @@ def test_every_hop_has_the_connections_the_variant_asks_for(spec: Spec, tables) 
 def test_streams_ride_n_circuits(spec: Spec, tables) -> None:  # type: ignore[no-untyped-def]
     transfers, _, _, circuits = tables
     expected = {
-        v.name: v.expect_mctor_circuits or v.expect_mctor_connections for v in spec.variants
+        v.name: v.expect.get("mctor_circuits") or v.expect.get("mctor_connections")
+        for v in spec.variants
     }
     used = stream_circuits(circuits, _paths(spec, transfers), expected)  # type: ignore[arg-type]
     assert used and all(u.ok is not False for u in used), [u for u in used if u.ok is False]
@@ -97,7 +98,7 @@ def test_stream_circuits_sit_on_n_distinct_connections_at_every_hop(  # type: ig
     spec: Spec, tables
 ) -> None:
     transfers, _, placements, circuits = tables
-    expected = {v.name: v.expect_mctor_connections for v in spec.variants}
+    expected = {v.name: v.expect.get("mctor_connections") for v in spec.variants}
     spread = circuit_spread(placements, circuits, _paths(spec, transfers), expected)  # type: ignore[arg-type]
     # Every measured client's 3 hops are followed, in every run.
     measured = {(s.variant, s.seed, s.client) for s in spread}

@@ -3,11 +3,12 @@
 import pytest
 import yaml
 
+from runner.experiments import parse_spec
 from runner.network.limits import ClientLimit, relay_client_limit, tor_bytes
 from runner.network.mixing import torrc_sections, variant_plan
 from runner.network.plan import plan_network
 from runner.network.torrc import Ports, defaults_includes, host_torrc
-from runner.spec.model import Spec, parse_spec
+from runner.spec.model import Spec
 from tests.conftest import CI_SMALL
 
 

@@ -2,8 +2,8 @@ import re
 
 import yaml
 
+from runner.experiments import load_spec, parse_spec
 from runner.network.plan import plan_network
-from runner.spec.model import load_spec, parse_spec
 from tests.conftest import CI_SMALL
 
 

@@ -6,10 +6,10 @@ import networkx as nx
 import pytest
 
 from runner.errors import SpecError
+from runner.experiments import load_spec
 from runner.network.mixing import variant_plan
 from runner.params import Where, check_params
 from runner.phases import Phase, parse_phase
-from runner.spec.model import load_spec
 from workloads.models import Endpoint, Rounds, phase_of_vertex, phase_vertex
 from workloads.tgen import action_type, check_tgen_rules
 

@@ -13,12 +13,13 @@ import yaml
 
 from runner.cli import main
 from runner.execute.run import run_experiment
+from runner.experiments import parse_spec
 from runner.layout import Layout, stale_path
 from runner.manifest import read_manifest, record_check_failures, write_manifest
 from runner.network.backends import SHADOW
 from runner.network.generate import Tools
 from runner.report.assemble import stale_runs
-from runner.spec.model import Spec, parse_spec
+from runner.spec.model import Spec
 from runner.tools.prereqs import find
 from tests.conftest import needs_tor
 
@@ -204,8 +205,8 @@ def test_runs_whose_checks_failed_are_kept_and_retried_when_asked(
 
 
 def test_every_configs_runs_have_an_identity() -> None:
+    from runner.experiments import load_spec
     from runner.network.identity import run_identity
-    from runner.spec.model import load_spec
     from tests.conftest import ROOT
 
     for path in sorted((ROOT / "configs").glob("*.yaml")):

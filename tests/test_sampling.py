@@ -18,9 +18,9 @@ from runner.datasets import (
     relay_population,
 )
 from runner.errors import DataError, SpecError
+from runner.experiments import parse_spec
 from runner.network.plan import plan_network
 from runner.network.sampling import bins, split_by_shares
-from runner.spec.model import parse_spec
 from tests.conftest import CI_SMALL, needs_data
 
 needs_relays = needs_data(RELAYS_2018)

@@ -13,8 +13,9 @@ from runner.analyses.answers import Answer, verdict
 from runner.analyses.seed_rounds import ROUNDS_FILE, run_in_rounds, seeds_in_use
 from runner.analyses.stats import Estimate
 from runner.errors import SpecError
+from runner.experiments import parse_spec
 from runner.layout import Layout
-from runner.spec.model import SeedRounds, Spec, parse_spec
+from runner.spec.model import SeedRounds, Spec
 from tests.conftest import CI_SMALL
 
 

@@ -7,8 +7,8 @@ import pytest
 import yaml
 
 from runner.errors import SpecError
+from runner.experiments import load_spec, parse_spec
 from runner.spec.consensus import known_consensus_params
-from runner.spec.model import load_spec, parse_spec
 from tests.conftest import CI_SMALL, ROOT
 
 
@@ -30,7 +30,7 @@ def test_ci_small_is_valid() -> None:
     assert spec.variant("conflux-on").torrc["client"] == ("ConfluxEnabled 1",)
     assert spec.stop_time == 900
     assert spec.comparisons == (("conflux-on", "conflux-off"),)
-    assert spec.variant("conflux-on").expect_conflux_legs == 2
+    assert spec.variant("conflux-on").expect["conflux_legs"] == 2
     assert spec.class_sizes() == {"perf": (51200, 1048576, 5242880)}
 
 

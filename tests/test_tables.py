@@ -17,7 +17,7 @@ from runner.errors import TableError
 from runner.experiments import TABLES
 from runner.tables.schema import LOG_DAMAGE, TRANSFERS
 from runner.tables.table import Table, column
-from tests.conftest import fixture_report, fixture_spec
+from tests.conftest import ROOT, fixture_report, fixture_spec
 
 
 @dataclass(frozen=True)
@@ -119,3 +119,11 @@ def test_load_gives_the_tables_answers_and_checks_to_pandas(tmp_path: Path) -> N
     assert [a["analysis"] for a in results.checks["analyses"]][0] == "transfers"
     with pytest.raises(AttributeError, match="no such table"):
         _ = results.no_such_table
+
+
+def test_the_table_reference_names_every_table_and_column() -> None:
+    text = (ROOT / "docs" / "tables.md").read_text()
+    for table in (*TABLES, LOG_DAMAGE):
+        assert table.name in text, table.name
+        missing = [c for c in table.columns if f"`{c}`" not in text]
+        assert missing == [], f"{table.name}: {missing}"

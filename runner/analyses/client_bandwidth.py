@@ -1,9 +1,9 @@
 """Per-client average bandwidth.
 
 A client's average bandwidth is the payload of its completed transfers over
-the time they took (the sum of their times to last byte), as Tortoise
-reports it. Clients are grouped by class, and clients that also run a relay
-form a group of their own (``client-relay``).
+the time they took (the sum of their times to last byte), as the design of
+per-client rate limits reports it. Clients are grouped by class, and
+clients that also run a relay form a group of their own (``client-relay``).
 """
 
 from __future__ import annotations

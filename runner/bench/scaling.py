@@ -21,10 +21,10 @@ from pathlib import Path
 from runner.bench.speed import machine
 from runner.execute.cpus import OFF, OWN_CPUS, PINNING_MODES, SHARED, usable_cpus
 from runner.execute.run import resolve_tools, run_experiment
+from runner.experiments import load_spec
 from runner.layout import Layout
 from runner.manifest import read_manifest
 from runner.network.backends import SHADOW
-from runner.spec.model import load_spec
 
 SECTION = "## Runs at once"
 INTRO = (

@@ -18,11 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from runner.execute.run import default_backend, resolve_tools, run_experiment
-from runner.experiments import TABLES
+from runner.experiments import TABLES, load_spec
 from runner.layout import Layout
 from runner.manifest import read_manifest
 from runner.network.backends import BACKENDS
-from runner.spec.model import load_spec
 from runner.tables.collect import collect
 
 HEADER = (

@@ -9,11 +9,14 @@ A new experiment is a folder here and one entry below (docs/extending.md).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from runner.experiments import conflux, congestion, mctor, tortoise
 from runner.report import sections
 from runner.report.base import Analysis
+from runner.spec import model
+from runner.spec.expect import ExpectKey
 from runner.tables.table import Table
 
 ANALYSES: tuple[Analysis, ...] = (
@@ -39,3 +42,17 @@ def tables_of(analyses: tuple[Analysis, ...]) -> tuple[Table[Any], ...]:
 
 
 TABLES = tables_of(ANALYSES)
+
+
+# The keys a variant's ``expect:`` may give: each experiment's own.
+EXPECT_KEYS: tuple[ExpectKey, ...] = (*conflux.EXPECT_KEYS, *mctor.EXPECT_KEYS)
+
+
+def load_spec(path: Path) -> model.Spec:
+    """A spec, validated with what the registered experiments know."""
+    return model.load_spec(path, EXPECT_KEYS)
+
+
+def parse_spec(data: Any, path: str, sha256: str = "") -> model.Spec:
+    """Already-loaded YAML, validated with what the registered experiments know."""
+    return model.parse_spec(data, path, sha256, EXPECT_KEYS)

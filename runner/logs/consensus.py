@@ -1,7 +1,7 @@
 """Parse a tor consensus document into one record per relay.
 
 The report uses it to show what the network looked like to clients: which
-relays had which flags (Conflux legs need Fast and Stable relays), and
+relays had which flags (multipath legs need Fast and Stable relays), and
 whether consensus weights came from the bandwidth file (measured) or from
 the relays' own reports (``Unmeasured=1``; tor uses measured weights only
 when at least three authorities vote them).

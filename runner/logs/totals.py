@@ -1,5 +1,5 @@
-"""What tor's patches log as running totals (hop feedback, N23, hop
-windows): one line, logged once a second when the totals change."""
+"""What tor's patches log as running totals (the experiments' mechanism
+counters): one line, logged once a second when the totals change."""
 
 from __future__ import annotations
 

@@ -111,7 +111,7 @@ def authority_torrc(
         # Stable goes to relays whose uptime reaches the median, unless they
         # have been up this long. In real time relays start seconds apart in
         # an order that varies, so which relays were Stable (and so whether a
-        # client could build Conflux legs on distinct relays) varied from run
+        # client could build multipath legs on distinct relays) varied from run
         # to run; every relay is Stable from the start instead.
         lines.append("AuthDirVoteStableGuaranteeMinUptime 0")
     if variant.consensus:

@@ -67,13 +67,20 @@ def _run_failures(manifests: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+def _versions(manifests: list[dict[str, Any]]) -> str:
+    """``versions: tor 0.4.9.11, ...`` of the first complete run."""
+    first = next((m for m in manifests if m.get("status") == STATUS_COMPLETE), {})
+    found = sorted((first.get("versions") or {}).items())
+    return "versions: " + ", ".join(f"{k} {v}" for k, v in found if v)
+
+
 def _what_ran(
     spec: Spec,
     layout: Layout,
     manifests: list[dict[str, Any]],
     damage: list[LogDamageRow] | None,
-) -> list[str]:
-    """The title, the spec and versions, the variants and the runs."""
+) -> tuple[list[str], list[str]]:
+    """The title, the spec and versions; then the variants and the runs."""
     complete = [m for m in manifests if m.get("status") == STATUS_COMPLETE]
     first = complete[0] if complete else {}
     lines = [f"# Experiment `{spec.name}`", ""]
@@ -91,8 +98,7 @@ def _what_ran(
             else f"- simulated time: {spec.duration.bootstrap:.0f} s bootstrap + "
             f"{spec.duration.measure:.0f} s of traffic"
         ),
-        "- versions: "
-        + ", ".join(f"{k} {v}" for k, v in sorted((first.get("versions") or {}).items()) if v),
+        "- " + _versions(manifests),
     ]
     backend_note = ""
     if first.get("backend") == "local":
@@ -109,7 +115,8 @@ def _what_ran(
         )
     if backend_note:
         lines += [f"- note: {backend_note}"]
-    lines += ["", "## Variants", ""]
+    head = [*lines, ""]
+    lines = ["## Variants", ""]
     lines += table(
         ["variant", "description", "tor", "torrc lines", "consensus parameters"],
         [
@@ -144,7 +151,7 @@ def _what_ran(
             for m in manifests
         ],
     )
-    return lines + stale_runs(spec, manifests)
+    return head, lines + stale_runs(spec, manifests)
 
 
 def stale_runs(spec: Spec, manifests: list[dict[str, Any]]) -> list[str]:
@@ -247,9 +254,7 @@ def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis]) -> Re
         "log_damage": [d.describe() for d in damage or [] if d.matters],
     }
 
-    lines = _what_ran(spec, layout, manifests, damage)
-    # The answers open the report, right after its title and description.
-    first = next((i for i, line in enumerate(lines) if line.startswith("## ")), len(lines))
+    head, ran = _what_ran(spec, layout, manifests, damage)
     found = answers(spec, layout, inputs.transfers)
     cpu = [cpu_hours(spec, layout, a) for a in found]
     # The results as data, beside the tables (runner.load reads them).
@@ -258,7 +263,8 @@ def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis]) -> Re
     )
     write_json_atomic(layout.data_json("checks"), checks)
     answered = answers_section(found, cpu, spec.seed_rounds is not None)
-    lines[first:first] = [*answered[1:], ""]
+    # The answers open the report, right after its title and description.
+    lines = [*head, *answered[1:], "", *ran]
     table_lines = [line for line in answered if line.startswith("|")]
     lines += ["", "## Checks"]
     for section in sections:
@@ -278,8 +284,7 @@ def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis]) -> Re
     lines += ["", "## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots]
     text = "\n".join(lines) + "\n"
     (work / "report.md").write_text(text)
-    versions = next((line[2:] for line in lines if line.startswith("- versions: ")), "")
-    write_html(text, spec, versions, work)
+    write_html(text, spec, _versions(manifests), work)
     if out.exists():
         shutil.rmtree(out)
     work.rename(out)

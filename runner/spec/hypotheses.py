@@ -1,9 +1,9 @@
 """What an experiment tests, stated in its spec before it runs.
 
     hypotheses:
-      - name: conflux-speeds-up-bulk
-        variant: conflux-on          # against...
-        reference: conflux-off
+      - name: new-speeds-up-bulk
+        variant: new                 # against...
+        reference: stock
         metric: ttlb                 # see METRICS
         class: bulk                  # a client class (default: every measured client)
         size: 5 MiB                  # transfer metrics only (default: every size)

@@ -5,11 +5,11 @@
     matrix:
       name: "{scenario}-{mechanism}"          # one placeholder per factor
       description: "{mechanism}; {scenario}"  # filled with the levels' descriptions
-      all: {tor: patched, torrc: {client: [ConfluxEnabled 0]}}   # every variant
+      all: {tor: patched, torrc: {client: [NumEntryGuards 1]}}   # every variant
       factors:
         scenario: {hop3: {description: ..., clients: {...}}, hop4: {...}}
         mechanism: {fixed: {description: ..., consensus: {cc_alg: 0}}, ...}
-      exclude: [{scenario: tree, mechanism: n23}]                 # optional
+      exclude: [{scenario: tree, mechanism: fixed}]               # optional
 
 Each combination of levels is a variant: ``all`` and one partial variant
 per factor, merged. Torrc lines of a role concatenate (``all`` first, then

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from runner.errors import SpecError
 from runner.params import Param, Where, check_params
 from runner.params import mapping_with_keys as _mapping
 from runner.spec.consensus import known_consensus_params, unknown_param_message
+from runner.spec.expect import ExpectKey, parse_expect
 from runner.spec.hypotheses import Hypothesis, parse_hypotheses
 from runner.spec.matrix import FACTORS, expand_spec
 from runner.units import human_size, short
@@ -143,9 +145,9 @@ class Variant:
     torrc: dict[str, tuple[str, ...]]
     consensus: dict[str, int]
     description: str = ""
-    # Conflux legs every linked set of a measured client must have; 0 means
-    # conflux must not be used; None means no check.
-    expect_conflux_legs: int | None = None
+    # What the experiments' checks expect of the variant's runs, by the keys
+    # the registered experiments declare (runner.spec.expect).
+    expect: dict[str, int] = field(default_factory=dict)
     # Mixed networks: a torrc section's lines go to this share of the hosts
     # it names (chosen per seed, the same for every variant).
     fractions: dict[str, float] = field(default_factory=dict)
@@ -157,15 +159,9 @@ class Variant:
     # variant can leave out clients the network has, keeping the rest as
     # they are.
     clients: dict[str, int] = field(default_factory=dict)
-    # MCTor connections expected between adjacent hops of a measured
-    # client's pinned path (tor-patches/0003); None means no check.
-    expect_mctor_connections: int | None = None
     # Cross-traffic flows per relay in this variant, instead of the
     # network's count (0: none); None keeps the network's.
     cross_flows: int | None = None
-    # Circuits carrying a measured MCTor client's streams, when apart from
-    # the connections (MCTorCircuits); None: as many as the connections.
-    expect_mctor_circuits: int | None = None
     # The variant's level of each factor, when it comes from a matrix.
     factors: dict[str, str] = field(default_factory=dict)
     # Torrc lines that open the network beyond its own hosts (an exit policy
@@ -554,7 +550,11 @@ def _workloads(value: Any, where: Where) -> dict[str, Workload]:
 
 
 def _variants(
-    value: Any, where: Where, client_classes: set[str], new_params: frozenset[str] = frozenset()
+    value: Any,
+    where: Where,
+    client_classes: set[str],
+    new_params: frozenset[str] = frozenset(),
+    expect_keys: Sequence[ExpectKey] = (),
 ) -> tuple[Variant, ...]:
     if not isinstance(value, dict) or not value:
         raise where.error("expected a mapping of variants (at least one)")
@@ -595,7 +595,7 @@ def _variants(
                 known = ", ".join((*TORRC_ROLES, *sorted(client_classes)))
                 raise rw.error(f"unknown role (expected one of: {known})")
             if not isinstance(lines, list) or not all(isinstance(x, str) for x in lines):
-                raise rw.error("expected a list of torrc lines such as 'ConfluxEnabled 1'")
+                raise rw.error("expected a list of torrc lines such as 'NumEntryGuards 1'")
             for i, line in enumerate(lines):
                 control = next((c for c in line if _is_control(c)), None)
                 if control is not None:
@@ -628,26 +628,7 @@ def _variants(
         description = body.get("description", "")
         if not isinstance(description, str):
             raise w.child("description").error("expected a string")
-        ew = w.child("expect")
-        expect_keys = ("conflux_legs", "mctor_connections", "mctor_circuits")
-        expect = _mapping(body.get("expect") or {}, ew, (), expect_keys)
-        legs = expect.get("conflux_legs")
-        if legs is not None:
-            legs = _value(legs, ew.child("conflux_legs"), Param("int", minimum=0, maximum=8))
-        mctor = expect.get("mctor_connections")
-        if mctor is not None:
-            mctor = _value(
-                mctor, ew.child("mctor_connections"), Param("int", minimum=1, maximum=16)
-            )
-        mctor_circuits = expect.get("mctor_circuits")
-        if mctor_circuits is not None:
-            if mctor is None:
-                raise ew.child("mctor_circuits").error(
-                    "needs mctor_connections beside it (the connections the circuits share)"
-                )
-            mctor_circuits = _value(
-                mctor_circuits, ew.child("mctor_circuits"), Param("int", minimum=1, maximum=16)
-            )
+        expect = parse_expect(body.get("expect"), w.child("expect"), expect_keys)
         fractions = _shares(body.get("fractions"), w.child("fractions"), set(torrc))
         client_relays = _shares(body.get("client_relays"), w.child("client_relays"), client_classes)
         extra = _value(
@@ -662,18 +643,16 @@ def _variants(
                 torrc,
                 consensus,
                 description.strip(),
-                legs,
+                expect,
                 fractions,
                 client_relays,
                 extra,
                 _client_caps(body.get("clients"), w.child("clients"), client_classes),
-                mctor,
                 None
                 if body.get("cross_flows") is None
                 else _value(
                     body["cross_flows"], w.child("cross_flows"), Param("int", minimum=0, maximum=64)
                 ),
-                mctor_circuits,
                 _factor_levels(body.get(FACTORS), w.child(FACTORS)),
                 _value(body.get("opens_network", False), w.child("opens_network"), Param("bool")),
             )
@@ -834,8 +813,12 @@ def _new_params(value: Any, where: Where) -> frozenset[str]:
     return frozenset(names)
 
 
-def parse_spec(data: Any, path: str, sha256: str = "") -> Spec:
-    """Validate already-loaded YAML ``data`` from ``path``."""
+def parse_spec(
+    data: Any, path: str, sha256: str = "", expect_keys: Sequence[ExpectKey] = ()
+) -> Spec:
+    """Validate already-loaded YAML ``data`` from ``path``; ``expect_keys``:
+    the keys a variant's ``expect:`` may give (the registered experiments',
+    runner.experiments.load_spec passes them)."""
     top = Where(path, "")
     data = expand_spec(data, path)  # a matrix of factors, written out as variants
     body = _mapping(data, top, TOP_REQUIRED, TOP_OPTIONAL)
@@ -862,7 +845,11 @@ def parse_spec(data: Any, path: str, sha256: str = "") -> Spec:
             )
     new_params = _new_params(body.get("new_consensus_params"), top.child("new_consensus_params"))
     variants = _variants(
-        body["variants"], top.child("variants"), {g.name for g in network.clients}, new_params
+        body["variants"],
+        top.child("variants"),
+        {g.name for g in network.clients},
+        new_params,
+        expect_keys,
     )
     names = [v.name for v in variants]
     for v in variants:
@@ -966,7 +953,7 @@ def _check_hypotheses_against_workloads(
                 )
 
 
-def load_spec(path: Path) -> Spec:
+def load_spec(path: Path, expect_keys: Sequence[ExpectKey] = ()) -> Spec:
     """Read and validate the spec at ``path``; SpecError on any problem."""
     shown = str(path)
     if not path.is_file():
@@ -990,7 +977,7 @@ def load_spec(path: Path) -> Spec:
         raise SpecError(
             shown, where, f"expected valid YAML ({getattr(exc, 'problem', exc)})"
         ) from None
-    return parse_spec(data, shown, content_sha256(data))
+    return parse_spec(data, shown, content_sha256(data), expect_keys)
 
 
 MAX_SPEC_BYTES = 1 << 20

@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from runner.errors import TableError
+from runner.layout import Layout
 from runner.logs.run_logs import RunLogs
 
 R = TypeVar("R")
@@ -200,6 +201,10 @@ class Table(Generic[R]):
                         ) from exc
                 found.append(self.row(**values))
             return found
+
+    def read_from(self, layout: Layout) -> list[R]:
+        """The experiment's rows of this table; none where it was never collected."""
+        return self.read_if_present(layout.table_csv(self.name))
 
     def read_if_present(self, path: Path) -> list[R]:
         """The rows, or none where the table was never collected."""

@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     b = sub.add_parser("build")
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     t = sub.add_parser("test")
-    t.add_argument("groups", nargs="*", help="test groups, e.g. conflux/.. (default: all)")
+    t.add_argument("groups", nargs="*", help="test groups, e.g. relay/.. (default: all)")
     sub.add_parser("path")
     args = parser.parse_args(argv)
     try:

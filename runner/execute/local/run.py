@@ -5,7 +5,7 @@ The run directory gets the same layout as under Shadow
 comparison work unchanged. Processes start in the spec's order; clients'
 traffic starts once every client's tor has bootstrapped and knows every relay
 of the network (and a short settle
-for circuits and conflux sets), then runs for the measurement time. There is
+for circuits and multipath sets), then runs for the measurement time. There is
 no link latency or bandwidth emulation here: only tor's own rate limits.
 """
 
@@ -33,7 +33,7 @@ from runner.network.generate import PROCESSES
 from runner.network.torrc import CONTROL_COOKIE
 
 BOOTSTRAP_TIMEOUT = 300.0
-SETTLE = 10.0  # after bootstrap: prebuilt circuits and conflux sets link
+SETTLE = 10.0  # after bootstrap: prebuilt circuits and multipath sets link
 CONTROL_PORT_TIMEOUT = 60.0
 
 
@@ -280,7 +280,7 @@ def run_local(
         def ready(client: str) -> bool:
             # Bootstrapped, and knowing every relay: in real time relays
             # register over several consensuses, and a client that starts on
-            # an early one builds its paths (and Conflux legs, each with its
+            # an early one builds its paths (and multipath legs, each with its
             # own guard and middle) from a few relays only.
             return _bootstrapped(starter.logs[(client, "tor")]) and (
                 _relays_known(data / "hosts" / client) >= relays

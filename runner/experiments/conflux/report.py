@@ -43,7 +43,7 @@ def conflux_legs_section(inp: ReportInput) -> Section:
     leg_checks = conflux_leg_checks(
         inp.circuits,
         inp.measured_clients,
-        {v.name: v.expect_conflux_legs for v in spec.variants if v.expect_conflux_legs is not None},
+        {v.name: v.expect["conflux_legs"] for v in spec.variants if "conflux_legs" in v.expect},
     )
     if not leg_checks:
         return Section()

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any, TypeVar
 
+from runner.analyses.on_off import on_off_failures
 from runner.analyses.stats import Estimate, level_ci
 from runner.experiments.congestion.hop_feedback_log import HopFeedbackTotals, summed
 from runner.experiments.congestion.hop_window_log import HopWindowTotals
@@ -167,25 +168,33 @@ def mechanism_failures(
     """Hop feedback must be at work in every complete run of a variant that
     switches it on (cells reached the sending ends and window decisions used
     them), and absent from every other run."""
-    failures = []
-    for variant in variants:
-        for seed in sorted(s for v, s in complete_runs if v == variant.name):
-            mine = [r for r in rows if r.variant == variant.name and r.seed == seed]
-            delivered = sum(r.delivered for r in mine)
-            used = sum(r.with_feedback for r in mine)
-            originated = sum(r.originated for r in mine)
-            feedback_on = window_of(variant) in (MARUT, MARUT_REMOTE)
-            if feedback_on and (delivered == 0 or used == 0):
-                failures.append(
-                    f"{variant.name}/seed-{seed}: hop feedback on, but {delivered} cells "
-                    f"reached a sending end and {used} window decisions used one"
-                )
-            if not feedback_on and originated:
-                failures.append(
-                    f"{variant.name}/seed-{seed}: hop feedback off, but {originated} "
-                    "feedback cells were sent"
-                )
-    return failures
+    by_run: dict[tuple[str, int], list[HopFeedbackRow]] = defaultdict(list)
+    for r in rows:
+        by_run[(r.variant, r.seed)].append(r)
+    runs = {key: summed(mine) for key, mine in by_run.items()}
+
+    def idle(run: HopFeedbackTotals | None) -> str | None:
+        delivered, used = (run.delivered, run.with_feedback) if run else (0, 0)
+        if delivered and used:
+            return None
+        return (
+            f"hop feedback on, but {delivered} cells reached a sending end and {used} "
+            "window decisions used one"
+        )
+
+    def present(run: HopFeedbackTotals | None) -> str | None:
+        if not run or not run.originated:
+            return None
+        return f"hop feedback off, but {run.originated} feedback cells were sent"
+
+    return on_off_failures(
+        variants,
+        complete_runs,
+        runs,
+        lambda v: window_of(v) in (MARUT, MARUT_REMOTE),
+        idle,
+        present,
+    )
 
 
 @dataclass(frozen=True)
@@ -225,26 +234,24 @@ def pctcp_failures(
     """PCTCP must be at work in every complete run that switches it on (no
     connection ever carried two of a tor's circuits) and absent from every
     other run that logs placements (some connection carried several)."""
-    by_run = {(s.variant, s.seed): s for s in sharing}
-    failures = []
-    for variant in variants:
-        for seed in sorted(s for v, s in complete_runs if v == variant.name):
-            run = by_run.get((variant.name, seed))
-            if is_pctcp(variant):
-                if run is None or run.placements == 0:
-                    failures.append(f"{variant.name}/seed-{seed}: PCTCP on, no placement logged")
-                elif run.shared:
-                    failures.append(
-                        f"{variant.name}/seed-{seed}: PCTCP on, but {run.shared} of "
-                        f"{run.placements} placements found a connection carrying "
-                        f"{run.most} circuits"
-                    )
-            elif run is not None and run.placements and not run.shared:
-                failures.append(
-                    f"{variant.name}/seed-{seed}: PCTCP off, but no connection ever "
-                    "carried two circuits"
-                )
-    return failures
+
+    def idle(run: ConnectionSharing | None) -> str | None:
+        if run is None or run.placements == 0:
+            return "PCTCP on, no placement logged"
+        if run.shared:
+            return (
+                f"PCTCP on, but {run.shared} of {run.placements} placements found a "
+                f"connection carrying {run.most} circuits"
+            )
+        return None
+
+    def present(run: ConnectionSharing | None) -> str | None:
+        if run is not None and run.placements and not run.shared:
+            return "PCTCP off, but no connection ever carried two circuits"
+        return None
+
+    runs = {(s.variant, s.seed): s for s in sharing}
+    return on_off_failures(variants, complete_runs, runs, is_pctcp, idle, present)
 
 
 @dataclass(frozen=True)
@@ -266,23 +273,20 @@ def n23_failures(
     """N23 must be at work in every complete run of a variant that switches it
     on (credit cells returned and taken, so hops waited on their next hop's
     credit) and absent from every other run (no credit cell sent)."""
+
+    def idle(run: N23Run | None) -> str | None:
+        sent, received = (run.credit_sent, run.credit_received) if run else (0, 0)
+        if sent and received:
+            return None
+        return f"N23 on, but {sent} credit cells were sent and {received} taken"
+
+    def present(run: N23Run | None) -> str | None:
+        if run and run.credit_sent:
+            return f"N23 off, but {run.credit_sent} credit cells were sent"
+        return None
+
     by_run = {(r.variant, r.seed): r for r in runs}
-    failures = []
-    for variant in variants:
-        for seed in sorted(s for v, s in complete_runs if v == variant.name):
-            run = by_run.get((variant.name, seed))
-            sent = run.credit_sent if run else 0
-            received = run.credit_received if run else 0
-            if is_n23(variant) and (sent == 0 or received == 0):
-                failures.append(
-                    f"{variant.name}/seed-{seed}: N23 on, but {sent} credit cells were "
-                    f"sent and {received} taken"
-                )
-            if not is_n23(variant) and sent:
-                failures.append(
-                    f"{variant.name}/seed-{seed}: N23 off, but {sent} credit cells were sent"
-                )
-    return failures
+    return on_off_failures(variants, complete_runs, by_run, is_n23, idle, present)
 
 
 @dataclass(frozen=True)
@@ -322,21 +326,19 @@ def hop_window_failures(
     switches them on (reports of forwarded cells reached previous hops and
     windows were decided from them) and absent from every other run (no
     report sent)."""
+
+    def idle(run: HopWindowRun | None) -> str | None:
+        received, decisions = (run.feedback_received, run.decisions) if run else (0, 0)
+        if received and decisions:
+            return None
+        return f"hop window on, but {received} reports were taken and {decisions} windows decided"
+
+    def present(run: HopWindowRun | None) -> str | None:
+        if run and run.feedback_sent:
+            return f"hop window off, but {run.feedback_sent} reports were sent"
+        return None
+
     by_run = {(r.variant, r.seed): r for r in runs}
-    failures = []
-    for variant in variants:
-        for seed in sorted(s for v, s in complete_runs if v == variant.name):
-            run = by_run.get((variant.name, seed))
-            received = run.feedback_received if run else 0
-            decisions = run.decisions if run else 0
-            if hop_window_of(variant) and (received == 0 or decisions == 0):
-                failures.append(
-                    f"{variant.name}/seed-{seed}: hop window on, but {received} reports "
-                    f"were taken and {decisions} windows decided"
-                )
-            if not hop_window_of(variant) and run and run.feedback_sent:
-                failures.append(
-                    f"{variant.name}/seed-{seed}: hop window off, but {run.feedback_sent} "
-                    "reports were sent"
-                )
-    return failures
+    return on_off_failures(
+        variants, complete_runs, by_run, lambda v: hop_window_of(v) is not None, idle, present
+    )

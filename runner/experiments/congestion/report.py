@@ -154,7 +154,7 @@ def _hop_window_section(
     switches them on."""
     if not any(hop_window_of(v) for v in spec.variants):
         return [], []
-    runs = hop_window_runs(HOP_WINDOW.read_if_present(layout.hop_window_csv))
+    runs = hop_window_runs(HOP_WINDOW.read_from(layout))
     failures = hop_window_failures(runs, spec.variants, complete_runs)
     by_name = {v.name: v for v in spec.variants}
     lines = [
@@ -227,7 +227,7 @@ def _hop_feedback_section(
         return [], []
     variants = [v.name for v in spec.variants]
     by_name = {v.name: v for v in spec.variants}
-    hop_rows = HOP_FEEDBACK.read_if_present(layout.hop_feedback_csv)
+    hop_rows = HOP_FEEDBACK.read_from(layout)
     failures = mechanism_failures(hop_rows, spec.variants, complete_runs)
     totals = mechanism_totals(hop_rows, variants)
     width = max(
@@ -301,7 +301,7 @@ def _n23_section(
     """N23's counters per run, where any variant switches it on."""
     if not any(is_n23(v) for v in spec.variants):
         return [], []
-    runs = n23_runs(N23.read_if_present(layout.n23_csv))
+    runs = n23_runs(N23.read_from(layout))
     failures = n23_failures(runs, spec.variants, complete_runs)
     by_name = {v.name: v for v in spec.variants}
     lines = [
@@ -363,7 +363,7 @@ def _pctcp_section(
     switches PCTCP on."""
     if not any(is_pctcp(v) for v in spec.variants):
         return [], []
-    placements = PLACEMENTS.read(layout.placements_csv) if layout.placements_csv.is_file() else []
+    placements = PLACEMENTS.read_from(layout)
     sharing = connection_sharing(placements)
     failures = pctcp_failures(sharing, spec.variants, complete_runs)
     by_name = {v.name: v for v in spec.variants}

@@ -23,34 +23,30 @@ R = TypeVar("R")
 
 
 @dataclass(frozen=True)
-class HopFeedbackRow(HopFeedbackTotals):
+class _TorOfRun:
+    """The columns that name a tor: its run, host and role (they come first:
+    a base class's fields precede the others)."""
+
+    variant: str
+    seed: int
+    host: str
+    role: str
+
+
+@dataclass(frozen=True)
+class HopFeedbackRow(HopFeedbackTotals, _TorOfRun):
     """One tor's hop feedback totals at the end of a run (tor-patches/0005);
     per-position counts run from the end that originates the feedback."""
 
-    variant: str
-    seed: int
-    host: str
-    role: str
-
 
 @dataclass(frozen=True)
-class N23Row(N23Totals):
+class N23Row(N23Totals, _TorOfRun):
     """One tor's N23 totals at the end of a run (tor-patches/0006)."""
 
-    variant: str
-    seed: int
-    host: str
-    role: str
-
 
 @dataclass(frozen=True)
-class HopWindowRow(HopWindowTotals):
+class HopWindowRow(HopWindowTotals, _TorOfRun):
     """One tor's hop window totals at the end of a run (tor-patches/0007)."""
-
-    variant: str
-    seed: int
-    host: str
-    role: str
 
 
 def _totals_rows(

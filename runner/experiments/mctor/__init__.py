@@ -8,6 +8,7 @@ from runner.analyses.rounds import class_phases
 from runner.experiments.mctor.report import mctor_sections
 from runner.experiments.mctor.tables import PLACEMENTS
 from runner.report.base import Analysis, ReportInput, Section
+from runner.spec.expect import ExpectKey
 from runner.spec.model import Spec
 from runner.tables.schema import SERVED
 
@@ -21,8 +22,20 @@ def _mctor(inp: ReportInput) -> Section:
 
 def _asks_mctor(spec: Spec) -> bool:
     """A class runs rounds of parallel streams, or a variant expects MCTor."""
-    expects = any(v.expect_mctor_connections is not None for v in spec.variants)
+    expects = any("mctor_connections" in v.expect for v in spec.variants)
     return bool(class_phases(spec)) or expects
 
 
 ANALYSES = (Analysis("MCTor rounds and connections", (SERVED, PLACEMENTS), _mctor, _asks_mctor),)
+# Connections between adjacent hops of a measured client's pinned path, and
+# the circuits carrying its streams when apart from them (MCTorCircuits).
+EXPECT_KEYS = (
+    ExpectKey("mctor_connections", minimum=1, maximum=16),
+    ExpectKey(
+        "mctor_circuits",
+        minimum=1,
+        maximum=16,
+        needs="mctor_connections",
+        why_needed="the connections the circuits share",
+    ),
+)

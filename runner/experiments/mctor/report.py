@@ -61,7 +61,7 @@ def _plot(summaries: list[PhaseSummary], spec: Spec, phase: str, path: Path) -> 
     series: dict[str, list[tuple[int, PhaseSummary]]] = defaultdict(list)
     for s in summaries:
         variant = by_name[s.variant]
-        n = variant.expect_mctor_connections
+        n = variant.expect.get("mctor_connections")
         if s.phase != phase or n is None:
             continue
         rules = ("uniform", "hashing") if n == 1 else (stream_rule(variant),)
@@ -104,9 +104,9 @@ def mctor_sections(
     the rounds workload or a variant expects MCTor connections."""
     phases_by_class = class_phases(spec)
     expected = {
-        v.name: v.expect_mctor_connections
+        v.name: v.expect["mctor_connections"]
         for v in spec.variants
-        if v.expect_mctor_connections is not None
+        if "mctor_connections" in v.expect
     }
     if not phases_by_class and not expected:
         return [], [], []
@@ -133,9 +133,9 @@ def mctor_sections(
         [
             [
                 s.variant,
-                str(by_name[s.variant].expect_mctor_connections or "–"),
+                str(by_name[s.variant].expect.get("mctor_connections") or "–"),
                 stream_rule(by_name[s.variant])
-                if (by_name[s.variant].expect_mctor_connections or 1) > 1
+                if (by_name[s.variant].expect.get("mctor_connections") or 1) > 1
                 else "–",
                 s.phase,
                 str(s.rounds),
@@ -172,9 +172,7 @@ def mctor_sections(
     failures: list[str] = []
     if expected:
         paths = pinned_paths(spec, measured_clients)
-        placements = (
-            PLACEMENTS.read(layout.placements_csv) if layout.placements_csv.is_file() else []
-        )
+        placements = PLACEMENTS.read_from(layout)
         hops = hop_checks(placements, paths, expected)
         lines += [
             "",
@@ -240,9 +238,9 @@ def _circuit_sections(
     lines: list[str] = []
     failures: list[str] = []
     circuits_expected = {
-        v.name: v.expect_mctor_circuits or v.expect_mctor_connections
+        v.name: v.expect.get("mctor_circuits") or v.expect["mctor_connections"]
         for v in spec.variants
-        if v.expect_mctor_connections is not None
+        if "mctor_connections" in v.expect
     }
     used = stream_circuits(circuits, paths.keys(), circuits_expected)
     lines += [
