@@ -27,10 +27,9 @@ BACKEND_NAMES = ("local", "shadow")  # runner.network.backends.BACKENDS; a test 
 
 def _layout(spec: Spec, args: argparse.Namespace) -> Layout:
     """Runs of each backend land apart: results/<exp>/ and results/<exp>-local/."""
-    from runner.layout import Layout, experiment_name
+    from runner.layout import Layout
 
-    local = _backend_name(args, spec.name) == "local"
-    return Layout(Path(args.results).resolve(), experiment_name(spec.name, local))
+    return Layout(Path(args.results).resolve(), _backend(args, spec).experiment_name(spec.name))
 
 
 # Commands that only read an experiment's runs: their backend is the one
@@ -44,12 +43,12 @@ def _backend_name(args: argparse.Namespace, name: str) -> str:
     if getattr(args, "backend", None):
         return str(args.backend)
     if args.command in READERS:
-        from runner.layout import experiment_name
         from runner.manifest import backends_with_runs
+        from runner.network.backends import BACKENDS
 
         root = Path(args.results).resolve()
         found = backends_with_runs(
-            {b: root / experiment_name(name, b == "local") for b in BACKEND_NAMES}
+            {b: root / BACKENDS[b].experiment_name(name) for b in BACKEND_NAMES}
         )
         if len(found) > 1:
             raise SpecError(
@@ -66,11 +65,12 @@ def _backend_name(args: argparse.Namespace, name: str) -> str:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from runner.network.backends import SHADOW
     from runner.tools.prereqs import report as prereq_report
 
     found = prereq_report()
     print(found.text)
-    usable = found.shadow if args.shadow else found.local
+    usable = SHADOW.name in found.backends if args.shadow else bool(found.backends)
     if not usable:
         what = "The Shadow backend cannot" if args.shadow else "No backend can"
         print(f"\n{what} run here; see README.md, {README_SECTIONS}.")
@@ -93,12 +93,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         runs = len(spec.variants) * len(spec.seeds)
         placement = plan_placement(spec, backend, runs)
         check_capacity(spec, backend, placement.jobs, args.max_hosts)
-    if _backend(args, spec).local:
-        from runner.network.backends import NAMESPACE, local_network
-        from runner.network.exposure import check_exposure
-
-        for warning in check_exposure(spec, shared_loopback=local_network() != NAMESPACE):
-            print(warning, file=sys.stderr)
+    for warning in _backend(args, spec).warnings(spec):
+        print(warning, file=sys.stderr)
     if args.expand:
         import yaml
 
@@ -361,10 +357,11 @@ def cmd_regress(args: argparse.Namespace) -> int:
     if args.write:
         backend = _backend(args, spec)
         tools = resolve_tools(spec, backend)
-        # Local timings have no network model and depend on the host: only
-        # gross changes count there; the experiment's own checks still apply.
-        factor = LOCAL_FACTOR_BAND if backend.local else None
-        slack_s = LOCAL_ABSOLUTE_SLACK_S if backend.local else 0.0
+        # Real-time (not simulated) timings have no network model and depend
+        # on the host: only gross changes count there; the experiment's own
+        # checks still apply.
+        factor = None if backend.simulated else LOCAL_FACTOR_BAND
+        slack_s = 0.0 if backend.simulated else LOCAL_ABSOLUTE_SLACK_S
         provenance = {
             "spec_sha256": spec.sha256,
             "backend": backend.name,
@@ -539,10 +536,9 @@ def _early_experiment_dir(args: argparse.Namespace) -> Path | None:
         return None
     if not isinstance(name, str) or not name:
         return None
-    from runner.layout import experiment_name
+    from runner.network.backends import BACKENDS
 
-    local = _backend_name(args, name) == "local"
-    return Path(args.results).resolve() / experiment_name(name, local)
+    return Path(args.results).resolve() / BACKENDS[_backend_name(args, name)].experiment_name(name)
 
 
 def _dispatch(args: argparse.Namespace) -> int:

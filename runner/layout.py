@@ -62,11 +62,6 @@ class Layout:
         return self.experiment_dir / "report"
 
 
-def experiment_name(spec_name: str, local: bool) -> str:
-    """Runs of each backend land apart: results/<exp>/ and results/<exp>-local/."""
-    return spec_name + ("-local" if local else "")
-
-
 def partial_path(path: Path) -> Path:
     """Where a directory or file is built before it is renamed into place."""
     return path.with_name(path.name + ".partial")

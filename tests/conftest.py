@@ -186,6 +186,7 @@ def fixture_results(name: str, root: Path) -> tuple[Spec, Layout]:
     the hosts its tables name (or the fixture's own manifests, runs.json)."""
     from runner.experiments import TABLES
     from runner.manifest import STATUS_COMPLETE, write_manifest
+    from runner.network.backends import SHADOW
     from runner.network.identity import run_identity
     from runner.tables.collect import tables
 
@@ -216,7 +217,7 @@ def fixture_results(name: str, root: Path) -> tuple[Spec, Layout]:
             manifest |= {
                 "hosts": hosts,
                 "versions": FIXTURE_VERSIONS,
-                "identity": run_identity(spec, variant, seed, "shadow", False, FIXTURE_VERSIONS),
+                "identity": run_identity(spec, variant, seed, SHADOW, FIXTURE_VERSIONS),
             }
             run_dir = layout.run_dir(variant.name, seed)
             run_dir.mkdir(parents=True)

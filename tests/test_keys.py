@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from runner.cli import main
+from runner.network.backends import SHADOW_CERT_TIME
 from runner.network.key_derivation import relay_key_files
-from runner.network.tor_keys import SHADOW_CERT_TIME, KeyTools, ensure_keys
+from runner.network.tor_keys import KeyTools, ensure_keys
 from runner.tools.prereqs import find
 from tests.conftest import CI_SMALL, needs_tor
 

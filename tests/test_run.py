@@ -212,7 +212,29 @@ def test_every_configs_runs_have_an_identity() -> None:
     for path in sorted((ROOT / "configs").glob("*.yaml")):
         spec = load_spec(path)
         fingerprints = {
-            run_identity(spec, v, spec.seeds[0], "shadow", False, {})["fingerprint"]
-            for v in spec.variants
+            run_identity(spec, v, spec.seeds[0], SHADOW, {})["fingerprint"] for v in spec.variants
         }
         assert len(fingerprints) == len(spec.variants), path.name  # every variant its own
+
+
+def test_a_runs_identity_names_its_backend_and_the_traffic_it_measures() -> None:
+    from runner.experiments import load_spec
+    from runner.network.backends import BACKENDS
+    from runner.network.identity import digest, spec_parts
+    from tests.conftest import CI_SMALL
+
+    spec = load_spec(CI_SMALL)
+    measured = {"shadow": spec.duration.measure, "local": spec.duration.local_measure}
+    assert measured["shadow"] != measured["local"]
+    for name, backend in BACKENDS.items():
+        parts = spec_parts(spec, spec.variants[0], 1, backend)
+        assert parts["backend"] == name
+        duration = {"bootstrap": spec.duration.bootstrap, "measure": measured[name]}
+        assert parts["duration"] == digest(duration)
+
+
+def test_every_backend_has_an_execution() -> None:
+    from runner.execute.run import EXECUTIONS
+    from runner.network.backends import BACKENDS
+
+    assert sorted(EXECUTIONS) == sorted(BACKENDS)

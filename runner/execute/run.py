@@ -15,21 +15,19 @@ import socket
 import sys
 import time
 import traceback
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from runner.errors import PrerequisiteError, RunError
-from runner.execute.cpus import OFF, OWN_CPUS, CpuSlots, Placement, choose_placement
+from runner.execute.backend import Execution
+from runner.execute.cpus import OFF, OWN_CPUS, CpuSlots, Placement
 from runner.execute.local import run as local_run
-from runner.execute.local.netns import run_in_namespace
+from runner.execute.local.execution import LocalExecution
 from runner.execute.local.procs import kill_all
-from runner.execute.local.run import PROCESSES_CPU, machine_slot, run_local
 from runner.execute.progress import Progress
-from runner.execute.simulate import run_shadow
+from runner.execute.simulate import ShadowExecution
 from runner.layout import Layout, stale_path
 from runner.manifest import (
     CPU_PHASES,
@@ -39,14 +37,16 @@ from runner.manifest import (
     run_status,
     write_manifest,
 )
-from runner.network.backends import LOCAL, NAMESPACE, SHADOW, Backend, local_network
-from runner.network.capacity import experiment_size, machine_memory_mib
-from runner.network.exposure import check_exposure
+from runner.network.backends import LOCAL, SHADOW, Backend
 from runner.network.generate import PATCHED_TOR, Tools, generate_run
 from runner.network.identity import TOOLS_PART, changed_parts, digest, spec_parts
 from runner.spec.model import Spec
-from runner.tools.prereqs import GENERATION_PROGRAMS, SIMULATION_PROGRAMS, find, require
+from runner.tools.prereqs import find, require
 from runner.tools.torbuild import load_source, patched_tor
+
+# Each backend's execution, by the backend's name (a test checks that every
+# backend has one).
+EXECUTIONS: dict[str, Execution] = {SHADOW.name: ShadowExecution(), LOCAL.name: LocalExecution()}
 
 
 @dataclass(frozen=True)
@@ -71,16 +71,13 @@ def default_backend() -> Backend:
 
 
 def resolve_tools(spec: Spec | None = None, backend: Backend = SHADOW) -> Tools:
-    """The programs on this machine; the patched tor too if ``spec`` uses it.
-
-    Shadow needs tgen and oniontrace; the local backend uses tgen when it is
-    present and its built-in driver when not, and always its own event logger
-    (local control ports need a cookie that oniontrace cannot send)."""
-    found = require(
-        GENERATION_PROGRAMS if backend.local else (*GENERATION_PROGRAMS, *SIMULATION_PROGRAMS)
-    )
-    if backend.local and (tgen := find("tgen")).ok:
-        found["tgen"] = tgen
+    """The programs on this machine that ``backend`` needs, and those it
+    uses where present (Backend.programs, optional_programs); the patched
+    tor too if ``spec`` uses it."""
+    found = require(backend.programs)
+    for name in backend.optional_programs:
+        if (optional := find(name)).ok:
+            found[name] = optional
     paths = {name: f.path for name, f in found.items() if f.path}
     versions = {name: f.version for name, f in found.items()}
     if spec is not None and any(v.tor == "patched" for v in spec.variants):
@@ -125,10 +122,6 @@ class RunTask:
         return f"{self.variant}/seed-{self.seed}"
 
 
-def _no_wait() -> float:
-    return 0.0
-
-
 def run_one(
     task: RunTask,
     tools: Tools,
@@ -157,42 +150,21 @@ def run_one(
         # cannot be told from concurrent runs'; its wall time stands for it
         # (a few seconds a run, against minutes of simulation).
         generate_cpu = time.monotonic() - generate_started
-        on_progress = lambda pct: reporter.percent(label, pct)  # noqa: E731
-        waited = 0.0
-        if backend.local:
-            manifest = read_manifest(run_dir)
-            # Every host at its own address where the machine gives the run a
-            # network namespace (the manifest says which): a network of its
-            # own, beside others. On the shared loopback, one at a time.
-            own_network = manifest.get("local_network") == NAMESPACE
-            runner = run_in_namespace if own_network else run_local
-            slot: AbstractContextManager[Callable[[], float]] = (
-                nullcontext(_no_wait)
-                if own_network
-                else machine_slot(lambda who: reporter.phase(label, f"wait for {who}"))
-            )
-            with slot as wait_time:
-                waited = wait_time()
-                reporter.phase(label, "run")
-                started = time.monotonic()
-                phases = runner(
-                    run_dir,
-                    manifest,
-                    tools.for_variant(variant),
-                    spec.duration.local_measure,
-                    on_progress,
-                )
-            run_cpu = phases.pop(PROCESSES_CPU, 0.0)
-            manifest["phases"] |= phases
-        else:
-            reporter.phase(label, "simulate")
-            started = time.monotonic()
-            run_cpu = run_shadow(run_dir, tools.paths["shadow"], threads, on_progress, cpus, pin)
-            manifest = read_manifest(run_dir)
-        manifest[CPU_PHASES] = {"generate": round(generate_cpu, 3), "simulate": run_cpu}
+        ran = EXECUTIONS[backend.name].run(
+            run_dir,
+            tools.for_variant(variant),
+            backend.measure(spec),
+            threads,
+            lambda phase: reporter.phase(label, phase),
+            lambda pct: reporter.percent(label, pct),
+            cpus,
+            pin,
+        )
+        manifest = ran.manifest
+        manifest[CPU_PHASES] = {"generate": round(generate_cpu, 3), "simulate": ran.cpu_s}
         # Work, not waiting: the time waited for the machine is kept apart.
-        manifest["phases"]["simulate_s"] = round(time.monotonic() - started, 3)
-        manifest["phases"]["wait_s"] = round(waited, 3)
+        manifest["phases"]["simulate_s"] = round(ran.work_s, 3)
+        manifest["phases"]["wait_s"] = round(ran.waited_s, 3)
         manifest["placement"] = {
             "node": socket.gethostname(),
             "threads": threads,
@@ -257,9 +229,6 @@ def _run_here(
             raise
 
 
-LOCAL_RUNS_AT_ONCE = 4  # networks in namespaces of their own, at most, by default
-
-
 def plan_placement(
     spec: Spec,
     backend: Backend,
@@ -268,29 +237,10 @@ def plan_placement(
     threads: int | None = None,
     pinning: str = OWN_CPUS,
 ) -> Placement:
-    """Local networks on the shared loopback use this machine's addresses and
-    ports: one at a time. In namespaces of their own, as many as cores and
-    memory allow."""
-    if backend.local:
-        if local_network() != NAMESPACE:
-            return choose_placement(runs, jobs=1, threads=1, pinning=OFF)
-        # Real-time networks wait on their clocks more than they compute, so
-        # their number is bounded by memory and a ceiling, not by cores.
-        size = experiment_size(spec, backend, 1)
-        memory = machine_memory_mib()
-        fits = int(memory * 0.9) // max(1, size.run_mib) if memory else LOCAL_RUNS_AT_ONCE
-        at_once = jobs or max(1, min(runs, LOCAL_RUNS_AT_ONCE, fits))
-        return choose_placement(runs, jobs=at_once, threads=1, pinning=OFF)
-    size = experiment_size(spec, backend, 1)
-    return choose_placement(
-        runs,
-        jobs=jobs,
-        threads=threads,
-        pinning=pinning,
-        run_mib=size.run_mib,
-        memory_mib=machine_memory_mib(),
-        hosts=size.hosts,
-    )
+    """How many of ``runs`` go at once here, and on which CPUs: as the
+    backend's execution decides (Shadow: as cores and memory allow; local:
+    as memory allows, or one at a time on the shared loopback)."""
+    return EXECUTIONS[backend.name].placement(spec, backend, runs, jobs, threads, pinning)
 
 
 @dataclass(frozen=True)
@@ -322,7 +272,7 @@ def choose_runs(
             )
             changed: list[str] = []
             if complete:
-                expected = spec_parts(spec, variant, seed, backend.name, backend.local)
+                expected = spec_parts(spec, variant, seed, backend)
                 if versions is not None:
                     expected[TOOLS_PART] = digest(versions)
                 changed = changed_parts(read_manifest(run_dir).get("identity"), expected)
@@ -366,9 +316,8 @@ def run_experiment(
     cluster, Slurm); either way a failed run is reported and the others go
     on."""
     backend = backend or default_backend()
-    if backend.local:
-        for warning in check_exposure(spec, shared_loopback=local_network() != NAMESPACE):
-            print(warning, file=sys.stderr)
+    for warning in backend.warnings(spec):
+        print(warning, file=sys.stderr)
     tools, versions = _local_versions(spec, backend, tools)
     outcomes: list[RunOutcome] = []
     todo = []
@@ -402,7 +351,7 @@ def run_experiment(
             outcomes += executor.run(todo, progress)
         else:
             placement = plan_placement(spec, backend, len(todo), jobs, threads, pinning)
-            print(f"placement: {placement.describe(simulated=not backend.local)}")
+            print(f"placement: {placement.describe(simulated=backend.simulated)}")
             tools = tools or resolve_tools(spec, backend)
             outcomes += _run_here(todo, tools, placement, progress)
     return outcomes

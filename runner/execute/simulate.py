@@ -1,4 +1,5 @@
-"""Run Shadow on a generated run directory."""
+"""Run Shadow on a generated run directory: the Shadow backend's execution
+(runner.execute.backend)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,19 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 from runner.errors import RunError
+from runner.execute.backend import Ran
+from runner.execute.cpus import Placement, choose_placement
 from runner.execute.local.procs import die_with_parent, register, unregister
 from runner.layout import SHADOW_DATA
+from runner.manifest import read_manifest
+from runner.network.backends import Backend
+from runner.network.capacity import experiment_size, machine_memory_mib
+from runner.spec.model import Spec
 
 _PROGRESS = re.compile(r"Progress:\s+(\d+)%")
 
@@ -101,3 +109,46 @@ def run_shadow(
             f"shadow exited with status {code} (see {log})" + (f":\n{summary}" if summary else "")
         )
     return round(usage.ru_utime + usage.ru_stime, 3)
+
+
+class ShadowExecution:
+    """Several simulations at once, each on CPUs of its own, as many as the
+    cores and the memory allow."""
+
+    def placement(
+        self,
+        spec: Spec,
+        backend: Backend,
+        runs: int,
+        jobs: int | None,
+        threads: int | None,
+        pinning: str,
+    ) -> Placement:
+        size = experiment_size(spec, backend, 1)
+        return choose_placement(
+            runs,
+            jobs=jobs,
+            threads=threads,
+            pinning=pinning,
+            run_mib=size.run_mib,
+            memory_mib=machine_memory_mib(),
+            hosts=size.hosts,
+        )
+
+    def run(
+        self,
+        run_dir: Path,
+        programs: dict[str, str],
+        measure_s: float,
+        threads: int,
+        phase: Callable[[str], None],
+        on_progress: Callable[[int], None],
+        cpus: frozenset[int] | None,
+        pin: bool,
+    ) -> Ran:
+        """Simulate the run (its shadow.yaml says for how long); its CPU is
+        Shadow's and that of every process it ran."""
+        phase("simulate")
+        started = time.monotonic()
+        cpu_s = run_shadow(run_dir, programs["shadow"], threads, on_progress, cpus, pin)
+        return Ran(read_manifest(run_dir), cpu_s, time.monotonic() - started, 0.0)

@@ -23,14 +23,11 @@ from runner.network.plan import Host
 from runner.spec.model import Spec, Variant
 
 # Peak resident memory per process, measured on ci-small (bench/results.md,
-# "Memory per process") and rounded up: a tor by role, a helper (tgen,
-# oniontrace, or the local stand-ins: the Python driver is the largest), and
-# Shadow itself per simulation.
+# "Memory per process") and rounded up: a tor by role. A helper (tgen,
+# oniontrace, or the local stand-ins) and the backend itself per run are the
+# backend's (helper_mib, own_mib), as is the default ceiling of hosts per run
+# (max_hosts; TORNET_MAX_HOSTS or --max-hosts change it).
 TOR_MIB = {"authority": 64, "relay": 96, "client": 24}
-HELPER_MIB = {"shadow": 16, "local": 48}
-SHADOW_MIB = 256
-# Default ceilings of hosts per run; TORNET_MAX_HOSTS or --max-hosts change them.
-MAX_HOSTS = {"shadow": 5000, "local": 200}
 MEMORY_SHARE = 0.9  # of this machine's memory that runs may take
 
 
@@ -44,13 +41,12 @@ class Size:
     tors: dict[str, int]  # tor processes by role (authority, relay, client)
     helpers: int
     runs_at_once: int
-    backend: str
+    backend: Backend
 
     @property
     def run_mib(self) -> int:
         tors = sum(TOR_MIB[role] * n for role, n in self.tors.items())
-        own = SHADOW_MIB if self.backend == "shadow" else 0
-        return tors + self.helpers * HELPER_MIB[self.backend] + own
+        return tors + self.helpers * self.backend.helper_mib + self.backend.own_mib
 
     @property
     def memory_mib(self) -> int:
@@ -87,7 +83,7 @@ def counted_size(spec: Spec, variant: Variant, backend: Backend, runs_at_once: i
         "client": clients - client_relays,
     }
     helpers = sum(tors.values()) + clients + net.servers.count
-    return Size(hosts, tors, helpers, runs_at_once, backend.name)
+    return Size(hosts, tors, helpers, runs_at_once, backend)
 
 
 def experiment_size(spec: Spec, backend: Backend, runs_at_once: int) -> Size:
@@ -101,7 +97,7 @@ def experiment_size(spec: Spec, backend: Backend, runs_at_once: int) -> Size:
         tors = Counter(_tor_role(h) for h in hosts if h.runs_tor)
         # oniontrace per tor host, a tgen per client and server.
         helpers = sum(tors.values()) + sum(h.role in ("client", "server") for h in hosts)
-        size = Size(len(hosts), dict(tors), helpers, runs_at_once, backend.name)
+        size = Size(len(hosts), dict(tors), helpers, runs_at_once, backend)
         if largest is None or size.run_mib > largest.run_mib:
             largest = size
     assert largest is not None  # a spec has at least one variant
@@ -127,7 +123,7 @@ def host_ceiling(backend: Backend, override: int | None = None) -> int:
             return int(env)
         except ValueError:
             raise RunError(f"TORNET_MAX_HOSTS: expected a number of hosts, got {env!r}") from None
-    return MAX_HOSTS[backend.name]
+    return backend.max_hosts
 
 
 def check_capacity(

@@ -12,7 +12,6 @@ The directory is built under ``<run>.partial`` and renamed when complete.
 
 from __future__ import annotations
 
-import json
 import random
 import shutil
 import subprocess
@@ -22,18 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from runner.errors import RunError
 from runner.layout import SHADOW_TEMPLATE, Layout, partial_path
 from runner.manifest import STATUS_GENERATED, write_manifest
-from runner.network.backends import SHADOW, SHADOW_EPOCH, Backend, local_network
+from runner.network.backends import SHADOW, Backend
 from runner.network.identity import run_identity
 from runner.network.limits import relay_client_limit
 from runner.network.mixing import torrc_sections, variant_plan
 from runner.network.plan import Host, NetworkPlan
 from runner.network.schedule import Process, host_processes
-from runner.network.shadow_config import shadow_config
 from runner.network.tor_keys import HostKeys, KeyTools, ensure_keys, install_keys
 from runner.network.torrc import (
     Ports,
@@ -54,7 +50,6 @@ from workloads.tgen import write_graphml
 CLIENT_GRAPH = "tgen.graphml"  # in each client's host directory
 SERVER_GRAPH = "tgen-server.graphml"  # in each server's host directory
 CROSS_GRAPH = "tgen-cross.graphml"  # in a relay's host directory, with cross traffic
-PROCESSES = "processes.json"  # the local backend's list of processes
 PATCHED_TOR = "tor-patched"  # key of the patched build in Tools.paths
 
 
@@ -92,14 +87,20 @@ def _write_conf(
     authorities = [(h, keys[h.name], ports[h.name]) for h in plan.with_role("authority")]
     # Hosts sharing this machine get closed control ports and exits that
     # reach only the network's servers; Shadow's network reaches nothing else.
-    (conf / conf_file("common")).write_text(common_torrc(authorities, cookie_auth=backend.local))
+    (conf / conf_file("common")).write_text(
+        common_torrc(authorities, cookie_auth=backend.shares_machine)
+    )
     (conf / conf_file("authority")).write_text(
         authority_torrc(
-            plan, keys, variant, backend.voting_interval, stable_from_start=backend.local
+            plan,
+            keys,
+            variant,
+            backend.voting_interval,
+            stable_from_start=backend.stable_from_start,
         )
     )
     servers = [f"{s.ip}:{server_port}" for s in plan.with_role("server")]
-    narrow = backend.local
+    narrow = backend.shares_machine
     for role, text in role_torrc(servers if narrow else None, [server_port]).items():
         (conf / conf_file(role)).write_text(text)
 
@@ -203,7 +204,7 @@ def client_sessions(
         return []
     workload = spec.workloads[host.workload]
     begin = spec.duration.bootstrap
-    measure = spec.duration.local_measure if backend.local else spec.duration.measure
+    measure = backend.measure(spec)
     rng = random.Random(f"{spec.name}/sessions/{seed}/{host.name}")
     return MODELS[workload.model].sessions(workload.params, rng, begin, begin + measure)
 
@@ -268,7 +269,7 @@ def generate_run(
     )
     ports = {h.name: backend.ports(i) for i, h in enumerate(plan.hosts)}
     programs = tools.for_variant(variant)
-    v3bw_time = int(time.time()) if backend.local else SHADOW_EPOCH + 1
+    v3bw_time = backend.v3bw_time()
     try:
         _write_conf(
             work / "conf",
@@ -308,44 +309,18 @@ def generate_run(
             )
             for h in plan.hosts
         }
-        if backend.local:
-            listing = {
-                name: [
-                    {
-                        "program": p.program,
-                        "args": list(p.args),
-                        "start_s": p.start,
-                        "stop_s": p.stop,
-                    }
-                    for p in procs
-                ]
-                for name, procs in processes.items()
-            }
-            (work / PROCESSES).write_text(json.dumps(listing, indent=2) + "\n")
-        else:
-            config = shadow_config(
-                plan,
-                processes,
-                programs,
-                spec.duration.bootstrap,
-                spec.stop_time,
-                seed,
-                parallelism,
-            )
-            (work / "shadow.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+        backend.write_processes(work, plan, processes, programs, spec, seed, parallelism)
         manifest = {
             "experiment": spec.name,
             "variant": variant.name,
             "seed": seed,
             "backend": backend.name,
-            "local_network": local_network() if backend.local else None,
+            "local_network": backend.host_network(),
             # Local runs set their clock's start when they start.
-            "clock_epoch": 0 if backend.local else SHADOW_EPOCH,
+            "clock_epoch": backend.clock_epoch,
             "status": STATUS_GENERATED,
             "spec": {"path": spec.path, "sha256": spec.sha256},
-            "identity": run_identity(
-                spec, variant, seed, backend.name, backend.local, tools.versions
-            ),
+            "identity": run_identity(spec, variant, seed, backend, tools.versions),
             "variant_settings": {
                 "tor": variant.tor,
                 "torrc": {k: list(v) for k, v in variant.torrc.items()},

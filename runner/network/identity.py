@@ -15,6 +15,7 @@ import json
 from dataclasses import asdict, fields, is_dataclass
 from typing import Any
 
+from runner.network.backends import Backend
 from runner.spec.model import Spec, Variant
 
 TOOLS_PART = "tools"
@@ -54,13 +55,11 @@ def _variant(variant: Variant) -> dict[str, Any]:
     }
 
 
-def spec_parts(
-    spec: Spec, variant: Variant, seed: int, backend: str, local: bool
-) -> dict[str, Any]:
-    """The parts of a run's identity that the spec decides."""
+def spec_parts(spec: Spec, variant: Variant, seed: int, backend: Backend) -> dict[str, Any]:
+    """The parts of a run's identity that the spec (and the backend) decide."""
     duration: dict[str, float] = {
         "bootstrap": spec.duration.bootstrap,
-        "measure": spec.duration.local_measure if local else spec.duration.measure,
+        "measure": backend.measure(spec),
     }
     return {
         "experiment": spec.name,  # mixed networks draw their hosts by it
@@ -69,7 +68,7 @@ def spec_parts(
         "workloads": digest(spec.workloads),
         "duration": digest(duration),
         "seed": seed,
-        "backend": backend,
+        "backend": backend.name,
     }
 
 
@@ -77,12 +76,11 @@ def run_identity(
     spec: Spec,
     variant: Variant,
     seed: int,
-    backend: str,
-    local: bool,
+    backend: Backend,
     versions: dict[str, str | None],
 ) -> dict[str, Any]:
     """``{"fingerprint": ..., "parts": {...}}`` as a run's manifest records it."""
-    parts = spec_parts(spec, variant, seed, backend, local) | {TOOLS_PART: digest(versions)}
+    parts = spec_parts(spec, variant, seed, backend) | {TOOLS_PART: digest(versions)}
     return {"fingerprint": digest(parts), "parts": parts}
 
 

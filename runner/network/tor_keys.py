@@ -26,8 +26,6 @@ from pathlib import Path
 from runner.errors import RunError
 from runner.network.key_derivation import DERIVATION, authority_key_files, relay_key_files
 
-# Shadow's simulated clock starts at 2000-01-01 00:00:00 UTC.
-SHADOW_CERT_TIME = "1999-12-01 00:00:00"
 CERT_LIFETIME_MONTHS = 24
 DERIVATION_FILE = "derivation"  # in a host's directory: how its keys were made
 

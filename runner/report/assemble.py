@@ -14,6 +14,7 @@ from runner.analyses.answers import answer_record, answers, cpu_hours
 from runner.analyses.seed_rounds import read_rounds
 from runner.layout import Layout, partial_path
 from runner.manifest import STATUS_COMPLETE, read_manifest, write_json_atomic
+from runner.network.backends import backend_named
 from runner.network.identity import TOOLS_PART, changed_parts, spec_parts
 from runner.report.answers import answers_section
 from runner.report.base import Analysis, ReportInput
@@ -83,6 +84,7 @@ def _what_ran(
     """The title, the spec and versions; then the variants and the runs."""
     complete = [m for m in manifests if m.get("status") == STATUS_COMPLETE]
     first = complete[0] if complete else {}
+    backend = backend_named(first.get("backend"))
     lines = [f"# Experiment `{spec.name}`", ""]
     if spec.description:
         lines += [spec.description, ""]
@@ -92,16 +94,16 @@ def _what_ran(
         f"- seeds: {', '.join(map(str, spec.seeds))}; baseline variant: `{spec.baseline}`",
         *_rounds_line(spec, layout),
         (
-            f"- real time: {spec.duration.local_measure:.0f} s of traffic once the network "
+            f"- real time: {backend.measure(spec):.0f} s of traffic once the network "
             "had bootstrapped"
-            if first.get("backend") == "local"
+            if not backend.simulated
             else f"- simulated time: {spec.duration.bootstrap:.0f} s bootstrap + "
-            f"{spec.duration.measure:.0f} s of traffic"
+            f"{backend.measure(spec):.0f} s of traffic"
         ),
         "- " + _versions(manifests),
     ]
     backend_note = ""
-    if first.get("backend") == "local":
+    if not backend.simulated:
         backend_note = (
             "the local backend runs real tor processes on this machine with no link latency "
             "or bandwidth emulation (only tor's own rate limits): its timings show that the "
@@ -131,9 +133,9 @@ def _what_ran(
         ],
     )
     lines += ["", "## Runs", ""]
-    local = first.get("backend") == "local"
+    real = not backend.simulated
     # Real processes run; Shadow simulates. Time waited for the machine is apart.
-    work = ["run (s)", "waited (s)"] if local else ["simulate (s)"]
+    work = ["run (s)", "waited (s)"] if real else ["simulate (s)"]
     columns = ["variant", "seed", "status", "generate (s)", *work, "collect (s)"]
     lines += table(
         columns + (["damaged log lines skipped"] if damage is not None else []),
@@ -144,7 +146,7 @@ def _what_ran(
                 str(m.get("status")),
                 _phase(m, "generate"),
                 _phase(m, "simulate"),
-                *([_phase(m, "wait")] if local else []),
+                *([_phase(m, "wait")] if real else []),
                 _phase(m, "collect"),
             ]
             + ([skipped_lines(damage, m)] if damage is not None else [])
@@ -163,10 +165,8 @@ def stale_runs(spec: Spec, manifests: list[dict[str, Any]]) -> list[str]:
     for m in manifests:
         if m.get("status") != STATUS_COMPLETE:
             continue
-        backend = str(m.get("backend"))
-        expected = spec_parts(
-            spec, spec.variant(m["variant"]), int(m["seed"]), backend, backend == "local"
-        )
+        backend = backend_named(m.get("backend"))
+        expected = spec_parts(spec, spec.variant(m["variant"]), int(m["seed"]), backend)
         identity = m.get("identity")
         changed = changed_parts(identity, expected)
         if changed:

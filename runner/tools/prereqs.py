@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.errors import PrerequisiteError
+from runner.network.backends import BACKENDS, LOCAL, SHADOW
 from runner.tools import upstream
 from runner.tools.toolbuild import cached_binary, tools_root
 
@@ -194,8 +195,7 @@ class Report:
     """What ``runner check`` prints, and which backends can run here."""
 
     text: str
-    local: bool  # tor, tor-gencert and faketime
-    shadow: bool  # those and Shadow, tgen and oniontrace
+    backends: tuple[str, ...]  # those whose programs are all here (Backend.programs)
 
 
 def _line(f: Found, optional: bool = False) -> str:
@@ -221,15 +221,14 @@ def report() -> Report:
     lines.append(_line(find_tornettools(), optional=True))
     no_local = [found[n] for n in GENERATION_PROGRAMS if not found[n].ok]
     no_shadow = [found[n] for n in SIMULATION_PROGRAMS if not found[n].ok]
-    local = not no_local
-    shadow = local and not no_shadow
-    if shadow:
+    usable = tuple(b.name for b in BACKENDS.values() if all(found[n].ok for n in b.programs))
+    if SHADOW.name in usable:
         backends = "shadow (the default), local"
-    elif local:
+    elif LOCAL.name in usable:
         backends = f"local (Shadow: {_remedy(no_shadow)})"
     else:
         backends = (
             f"none (local and Shadow need tor, tor-gencert and faketime: {_remedy(no_local)})"
         )
     lines += ["", f"backends: {backends}"]
-    return Report("\n".join(lines), local, shadow)
+    return Report("\n".join(lines), usable)

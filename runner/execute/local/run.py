@@ -29,7 +29,7 @@ from typing import Any
 from runner.errors import RunError
 from runner.execute.local.procs import ProcessSet
 from runner.layout import SHADOW_DATA, SHADOW_TEMPLATE
-from runner.network.generate import PROCESSES
+from runner.network.backends import PROCESSES
 from runner.network.torrc import CONTROL_COOKIE
 
 BOOTSTRAP_TIMEOUT = 300.0
