@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,8 +31,16 @@ class Layout:
         return self.experiment_dir / f"{name}.csv"
 
     def data_json(self, name: str) -> Path:
-        """An analysis's results as data (answers, checks), beside the tables."""
+        """The report's answers and checks as data, beside the tables."""
         return self.experiment_dir / f"{name}.json"
+
+    def analysis_json(self, analysis: str) -> Path:
+        """An analysis's result as data: ``analyses/<its name>.json``."""
+        return (
+            self.experiment_dir
+            / "analyses"
+            / (re.sub(r"[^a-z0-9]+", "-", analysis.lower()).strip("-") + ".json")
+        )
 
     @property
     def transfers_csv(self) -> Path:

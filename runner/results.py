@@ -1,7 +1,8 @@
 """An experiment's results for a notebook: its tables as pandas DataFrames
 (from the Parquet files collection writes; from the CSV files, read by the
 tables' definitions, where a run predates them), the answers to its
-hypotheses and its checks (the JSON files the report writes)::
+hypotheses, its checks and each analysis's result (the JSON files the
+report writes)::
 
     import runner
     results = runner.load("results/ci-small")
@@ -32,6 +33,7 @@ class Results:
     tables: dict[str, pd.DataFrame]
     answers: pd.DataFrame  # one row per hypothesis (answers.json)
     checks: dict[str, Any] = field(default_factory=dict)  # checks.json
+    analyses: dict[str, Any] = field(default_factory=dict)  # analyses/<name>.json, by name
 
     def __getattr__(self, name: str) -> pd.DataFrame:
         tables = self.__dict__.get("tables", {})
@@ -64,4 +66,8 @@ def load(path: str | Path) -> Results:
     answers_path, checks_path = folder / "answers.json", folder / "checks.json"
     answers = json.loads(answers_path.read_text()) if answers_path.is_file() else []
     checks = json.loads(checks_path.read_text()) if checks_path.is_file() else {}
-    return Results(folder, tables, pd.DataFrame(answers), checks)
+    analyses = {
+        path.stem: json.loads(path.read_text())
+        for path in sorted((folder / "analyses").glob("*.json"))
+    }
+    return Results(folder, tables, pd.DataFrame(answers), checks, analyses)

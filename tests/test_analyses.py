@@ -1,16 +1,18 @@
 """Collection and the report know the analyses only through the registry:
 a new analysis adds its table and its report section by registering."""
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from runner.analyses.inputs import Inputs
 from runner.experiments import ANALYSES, parse_spec, tables_of
 from runner.layout import Layout
 from runner.logs.run_logs import RunLogs
 from runner.report import assemble
-from runner.report.base import Analysis, ReportInput, Section
+from runner.report.base import Analysis, Section
 from runner.tables import collect as collect_module
 from runner.tables.table import Table
 from tests.conftest import CI_SMALL
@@ -29,15 +31,21 @@ def _hosts_rows(logs: RunLogs) -> list[HostsRow]:
     return [HostsRow(m["variant"], m["seed"], len(m["hosts"]))]
 
 
-def _hosts_report(inp: ReportInput) -> Section:
+def _hosts_result(inp: Inputs) -> dict[str, int]:
+    return {"runs": len(inp.measured_clients)}
+
+
+def _hosts_report(result: dict[str, int], inp: Inputs, out: Path) -> Section:
     return Section(
-        checks=["", "Every run has hosts."],
+        checks=["", f"Every run has hosts ({result['runs']} runs)."],
         failures=["toy: a failure"],
         lines=["", "## Hosts per run", ""],
     )
 
 
-TOY = Analysis("hosts per run", (Table("hosts", HostsRow, _hosts_rows),), _hosts_report)
+TOY = Analysis(
+    "hosts per run", (Table("hosts", HostsRow, _hosts_rows),), _hosts_result, _hosts_report
+)
 
 
 def test_a_registered_analysis_adds_its_table_and_section(tmp_path: Path) -> None:
@@ -54,15 +62,18 @@ def test_a_registered_analysis_adds_its_table_and_section(tmp_path: Path) -> Non
     ]
     result = assemble.write_report(spec, layout, analyses)
     report = result.path.read_text()
-    assert "Every run has hosts." in report and "## Hosts per run" in report
+    assert "Every run has hosts (1 runs)." in report and "## Hosts per run" in report
     assert "toy: a failure" in result.failures and not result.checks_passed
     # its section comes after every registered one, its check with the others
     assert report.index("## Hosts per run") > report.index("## Circuits")
-    assert report.index("Every run has hosts.") < report.index("**FAILED:**")
+    assert report.index("Every run has hosts") < report.index("**FAILED:**")
+    assert json.loads((layout.experiment_dir / "analyses" / "hosts-per-run.json").read_text()) == {
+        "runs": 1
+    }
 
 
 def test_an_analysis_the_spec_does_not_ask_adds_no_section(tmp_path: Path) -> None:
-    never = Analysis("never", (), _hosts_report, applies=lambda spec: False)
+    never = Analysis("never", (), _hosts_result, _hosts_report, applies=lambda spec: False)
     analyses = (*ANALYSES, never)
     spec = parse_spec(yaml.safe_load(CI_SMALL.read_text()), "ci-small.yaml")
     layout = Layout(tmp_path / "results", spec.name)

@@ -7,11 +7,11 @@ from runner.analyses.stats import mean_ci
 from runner.analyses.transfers import (
     changes,
     completion_checks,
+    completion_failure,
     summarize,
     transfers_per_size,
 )
 from runner.experiments.conflux.legs import conflux_leg_checks
-from runner.report.transfers import completion_failure
 from runner.tables.schema import CircuitRow, TransferRow
 
 

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from runner.analyses.inputs import Inputs
 from runner.analyses.load import load_failures, run_loads
+from runner.experiments.congestion.analysis import congestion_result
 from runner.experiments.congestion.mechanisms import (
     MARUT,
     MARUT_REMOTE,
@@ -137,7 +139,11 @@ def test_the_report_section_has_the_table_plots_and_passing_checks(
     spec: Spec, layout: Layout, transfers: list[TransferRow], tmp_path: Path
 ) -> None:
     runs = runs_of(spec)
-    lines, failures, plots = congestion_sections(spec, layout, transfers, runs, tmp_path)
+    inp = Inputs(spec, layout, transfers, [], {run: [] for run in runs})
+    result = congestion_result(inp)
+    assert result.failures == []
+    section = congestion_sections(result, inp, tmp_path)
+    lines, failures, plots = section.lines, section.failures, section.plots
     assert failures == []
     text = "\n".join(lines)
     assert "## Congestion control" in text and "### Hop feedback" in text

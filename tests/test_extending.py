@@ -120,6 +120,9 @@ def test_the_toy_experiment_adds_its_table_section_and_check(
     (mine,) = [a for a in checks["analyses"] if a["analysis"] == "bootstrap"]
     assert len(mine["failures"]) == 1
     assert (layout.experiment_dir / "bootstrap.parquet").is_file()
+    # The analysis's result as data, beside the tables.
+    result_data = json.loads((layout.experiment_dir / "analyses" / "bootstrap.json").read_text())
+    assert [r["host"] for r in result_data["late"]] == ["relay2guard"]
 
 
 def test_without_registration_its_key_is_unknown(toy: tuple[ModuleType, Path]) -> None:

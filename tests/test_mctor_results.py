@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from runner.analyses.rounds import class_phases, fairness_gaps, rounds
+from runner.experiments.mctor.analysis import pinned_paths
 from runner.experiments.mctor.connections import circuit_spread, hop_checks, stream_circuits
-from runner.experiments.mctor.report import pinned_paths
 from runner.experiments.mctor.tables import PLACEMENTS, PlacementRow
 from runner.spec.model import Spec
 from runner.tables.schema import CIRCUITS, SERVED, TRANSFERS, CircuitRow, ServedRow, TransferRow

@@ -117,6 +117,9 @@ def test_load_gives_the_tables_answers_and_checks_to_pandas(tmp_path: Path) -> N
     }
     assert isinstance(results.checks["passed"], bool)
     assert [a["analysis"] for a in results.checks["analyses"]][0] == "transfers"
+    transfers = results.analyses["transfers"]
+    assert {c["variant"] for c in transfers["checks"]} == set(results.transfers["variant"])
+    assert "client-bandwidth-and-rate-limits" in results.analyses
     with pytest.raises(AttributeError, match="no such table"):
         _ = results.no_such_table
 

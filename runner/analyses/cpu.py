@@ -14,9 +14,10 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from runner.analyses.inputs import Inputs
 from runner.analyses.stats import Estimate, level_ci, ratio_change_ci
 from runner.spec.model import ALL_RELAYS, RELAY_ROLES
-from runner.tables.schema import ProcessCpu
+from runner.tables.schema import PROCESS_CPU, ProcessCpu
 
 
 @dataclass(frozen=True)
@@ -59,3 +60,17 @@ def relay_cpu(rows: Sequence[ProcessCpu], variants: Sequence[str], baseline: str
                 )
             )
     return result
+
+
+@dataclass(frozen=True)
+class CpuResult:
+    baseline: str
+    measured: bool  # the runs measured CPU (local ones; Shadow does not model it)
+    relays: list[RelayCpu]
+
+
+def cpu_result(inp: Inputs) -> CpuResult:
+    rows = PROCESS_CPU.read_from(inp.layout)
+    return CpuResult(
+        inp.spec.baseline, bool(rows), relay_cpu(rows, inp.variants, inp.spec.baseline)
+    )

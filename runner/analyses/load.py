@@ -11,16 +11,15 @@ runner.analyses.client_bandwidth) over its download link.
 
 from __future__ import annotations
 
-import csv
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
-from pathlib import Path
 
 from runner.analyses.client_bandwidth import per_client
+from runner.analyses.inputs import Inputs
 from runner.analyses.stats import Estimate, level_ci
 from runner.spec.model import ALL_RELAYS, BUSIEST, RELAY_ROLES
-from runner.tables.schema import CLIENTS, RelayLoad, TransferRow
+from runner.tables.schema import CLIENTS, RELAY_LOAD, ClientRow, RelayLoad, TransferRow
 
 
 @dataclass(frozen=True)
@@ -108,19 +107,15 @@ def role_summary(
     }
 
 
-def link_shares(transfers: list[TransferRow], clients_csv: Path) -> dict[tuple[str, str], Estimate]:
+def link_shares(
+    transfers: list[TransferRow], clients: list[ClientRow]
+) -> dict[tuple[str, str], Estimate]:
     """(variant, measured class) -> over seeds, the seed's median over its
     clients of average bandwidth / download link."""
-    if not clients_csv.is_file():
-        return {}
-    with clients_csv.open(newline="") as handle:
-        links = {
-            (r["variant"], int(r["seed"]), r["host"]): int(r["bandwidth_down_bits"])
-            for r in csv.DictReader(handle)
-        }
+    links = {(c.variant, c.seed, c.host): c.bandwidth_down_bits for c in clients}
     per_seed: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     # per_client counts measured clients' transfers only.
-    for b in per_client(transfers, CLIENTS.read(clients_csv)):
+    for b in per_client(transfers, clients):
         link = links[(b.variant, b.seed, b.host)] / 8
         per_seed[(b.variant, b.group)][b.seed].append(b.bytes / b.seconds / link)
     return {
@@ -128,3 +123,23 @@ def link_shares(transfers: list[TransferRow], clients_csv: Path) -> dict[tuple[s
         key: level_ci([statistics.median(v) for v in seeds.values()], ceiling=1.0)
         for key, seeds in per_seed.items()
     }
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    runs: list[RunLoad]
+    failures: list[str]
+    # (variant, role) -> mean, p90 and busiest relay's utilisation over seeds
+    summary: dict[tuple[str, str], tuple[Estimate, Estimate, Estimate]]
+    shares: dict[tuple[str, str], Estimate]  # (variant, class) -> share of access link
+
+
+def load_result(inp: Inputs) -> LoadResult:
+    spec = inp.spec
+    runs = run_loads(RELAY_LOAD.read_from(inp.layout))
+    return LoadResult(
+        runs,
+        load_failures(runs, spec.checks.load, spec.checks.load_variants),
+        role_summary(runs, inp.variants),
+        link_shares(inp.transfers, CLIENTS.read_from(inp.layout)),
+    )

@@ -12,8 +12,10 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from runner.analyses.inputs import Inputs
 from runner.analyses.stats import Estimate, client_quantile, paired_change
 from runner.tables.schema import TransferRow
+from runner.units import human_size
 
 Key = tuple[str, str, int]  # variant, class, size
 
@@ -219,3 +221,57 @@ def transfers_per_size(
             for size in sizes.get(cls, ()):
                 result[(variant, seed, host, size)] = counts.get((variant, seed, host, size), 0)
     return result
+
+
+@dataclass(frozen=True)
+class TransfersResult:
+    """The transfer checks, the summary per variant, class and size, and
+    the changes of each comparison (by metric)."""
+
+    min_completion: float
+    checks: list[ClientCheck]
+    # (variant, seed, host, size) -> completed transfers of that size
+    per_size: dict[tuple[str, int, str, int], int]
+    min_per_size: int
+    failures: list[str]
+    summaries: list[GroupSummary]
+    changes: dict[str, list[Change]]  # ttfb, ttlb, after_first_byte
+    hypotheses_named: bool  # the spec states hypotheses on some comparison
+
+
+def completion_failure(check: ClientCheck, min_completion: float) -> str:
+    where = f"{check.variant}/seed-{check.seed} {check.host}"
+    if check.attempted == 0:
+        # Nothing finished: a dead client, or a run too short for its transfers.
+        return f"{where}: finished no transfer (none succeeded, none failed)"
+    return (
+        f"{where}: {check.completed}/{check.attempted} transfers completed (< {min_completion:.0%})"
+    )
+
+
+def transfers_result(inp: Inputs) -> TransfersResult:
+    spec, transfers = inp.spec, inp.transfers
+    minimum = spec.checks.min_completion
+    checks = completion_checks(transfers, inp.measured_clients, minimum)
+    failures = [completion_failure(c, minimum) for c in checks if not c.ok]
+    per_size = transfers_per_size(transfers, inp.measured_clients, spec.class_sizes())
+    per_size_minimum = spec.checks.min_transfers_per_size
+    failures += [
+        f"{variant}/seed-{seed} {host}: {count} completed {human_size(size)} transfers "
+        f"(< {per_size_minimum})"
+        for (variant, seed, host, size), count in sorted(per_size.items())
+        if count < per_size_minimum
+    ]
+    return TransfersResult(
+        min_completion=minimum,
+        checks=checks,
+        per_size=per_size,
+        min_per_size=per_size_minimum,
+        failures=failures,
+        summaries=summarize(transfers, inp.variants),
+        changes={
+            metric: changes(transfers, spec.comparisons, metric)
+            for metric in ("ttfb", "ttlb", "after_first_byte")
+        },
+        hypotheses_named=bool(spec.hypotheses),
+    )

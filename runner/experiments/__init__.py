@@ -19,7 +19,7 @@ from runner.spec import model
 from runner.spec.expect import ExpectKey
 from runner.tables.table import Table
 
-ANALYSES: tuple[Analysis, ...] = (
+ANALYSES: tuple[Analysis[Any], ...] = (
     sections.TRANSFERS,
     sections.CIRCUITS,
     *conflux.ANALYSES,
@@ -32,7 +32,7 @@ ANALYSES: tuple[Analysis, ...] = (
 )
 
 
-def tables_of(analyses: tuple[Analysis, ...]) -> tuple[Table[Any], ...]:
+def tables_of(analyses: tuple[Analysis[Any], ...]) -> tuple[Table[Any], ...]:
     """The tables the analyses add, each once, in their order."""
     seen: dict[str, Table[Any]] = {}
     for analysis in analyses:

@@ -11,13 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from runner.analyses.answers import answer_record, answers, cpu_hours
+from runner.analyses.as_data import as_data
+from runner.analyses.inputs import Inputs
 from runner.analyses.seed_rounds import read_rounds
 from runner.layout import Layout, partial_path
 from runner.manifest import STATUS_COMPLETE, read_manifest, write_json_atomic
 from runner.network.backends import backend_named
 from runner.network.identity import TOOLS_PART, changed_parts, spec_parts
 from runner.report.answers import answers_section
-from runner.report.base import Analysis, ReportInput
+from runner.report.base import Analysis
 from runner.report.html import write_html
 from runner.report.markdown import table
 from runner.spec.model import Spec
@@ -214,7 +216,7 @@ def _rounds_line(spec: Spec, layout: Layout) -> list[str]:
     ]
 
 
-def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis]) -> ReportResult:
+def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) -> ReportResult:
     """Compute each of ``analyses`` (the registry, runner.experiments) that
     the spec asks and write the report; the caller decides on exit codes."""
     damage = read_log_damage(layout.log_damage_csv)
@@ -231,16 +233,22 @@ def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis]) -> Re
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
-    inputs = ReportInput(
+    inputs = Inputs(
         spec,
         layout,
         TRANSFERS.read(layout.transfers_csv),
         CIRCUITS.read(layout.circuits_csv),
         measured_clients,
-        work,
     )
     asked = [a for a in analyses if a.applies(spec)]
-    sections = [a.report(inputs) for a in asked]
+    sections = []
+    for analysis in asked:
+        result = analysis.compute(inputs)
+        # Each result as data, beside the tables (runner.load reads them).
+        path = layout.analysis_json(analysis.name)
+        path.parent.mkdir(exist_ok=True)
+        write_json_atomic(path, as_data(result))
+        sections.append(analysis.render(result, inputs, work))
     failures = [f for s in sections for f in s.failures]
     failures += _run_failures(manifests)
     failures += [d.describe() for d in damage or [] if d.matters]

@@ -1,34 +1,19 @@
-"""What an analysis declares: the tables it adds from each run's logs, and
-the checks, report sections and plots it derives from the collected tables."""
+"""What an analysis declares: the tables it adds from each run's logs, how
+it computes its result from the collected tables (as data), and how the
+report renders that result (checks, sections, plots)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from runner.layout import Layout
+from runner.analyses.inputs import Inputs
 from runner.spec.model import Spec
-from runner.tables.schema import CircuitRow, TransferRow
 from runner.tables.table import Table
 
-
-@dataclass(frozen=True)
-class ReportInput:
-    """What every analysis's report sections start from."""
-
-    spec: Spec
-    layout: Layout
-    transfers: list[TransferRow]
-    circuits: list[CircuitRow]
-    # (variant, seed) of each complete run -> its measured (host, class) pairs
-    measured_clients: dict[tuple[str, int], list[tuple[str, str]]]
-    out: Path  # where plots go
-
-    @property
-    def variants(self) -> list[str]:
-        return [v.name for v in self.spec.variants]
+R = TypeVar("R")
 
 
 @dataclass
@@ -47,12 +32,15 @@ def always(spec: Spec) -> bool:
 
 
 @dataclass(frozen=True)
-class Analysis:
+class Analysis(Generic[R]):
     """One question an experiment asks: the tables it adds from every run's
     logs (collected for every experiment), and, where ``applies`` says the
-    spec asks it, its part of the report."""
+    spec asks it, its result (``compute``: plain data, a dataclass, written
+    beside the tables as JSON) and its part of the report (``render``: from
+    that result alone, with plots into the folder it is given)."""
 
     name: str
     tables: tuple[Table[Any], ...]
-    report: Callable[[ReportInput], Section]
+    compute: Callable[[Inputs], R]
+    render: Callable[[R, Inputs, Path], Section]
     applies: Callable[[Spec], bool] = always

@@ -1,49 +1,17 @@
 """The report's circuits section: circuits built and failed per variant, and
-the conflux sets they linked."""
+the multipath sets they linked (runner.analyses.circuits)."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from pathlib import Path
 
-from runner.report.base import ReportInput, Section
+from runner.analyses.circuits import CircuitSummary
+from runner.analyses.inputs import Inputs
+from runner.report.base import Section
 from runner.report.markdown import seconds, table
-from runner.tables.schema import CircuitRow
 
 
-def circuit_summary(circuits: list[CircuitRow], variants: list[str]) -> list[list[str]]:
-    """Per variant: circuits built and failed, build time, linked conflux sets.
-
-    Onion-service circuits (purpose HS_*) are left out: tor builds and closes
-    them on its own (vanguards), and none of the measured traffic uses them.
-    """
-    rows = []
-    for variant in variants:
-        mine = [c for c in circuits if c.variant == variant and not c.purpose.startswith("HS_")]
-        built = [c for c in mine if c.status == "BUILT"]
-        builds = sorted(c.build for c in built if c.build is not None)
-        median = builds[len(builds) // 2] if builds else float("nan")
-        legs: dict[tuple[int, str, str], set[str]] = defaultdict(set)
-        for c in mine:
-            if c.conflux_id:
-                legs[(c.seed, c.host, c.conflux_id)].add(c.circuit_id)
-        by_size: dict[int, int] = defaultdict(int)
-        for members in legs.values():
-            by_size[len(members)] += 1
-        shape = ", ".join(f"{n} legs: {count}" for n, count in sorted(by_size.items())) or "–"
-        rows.append(
-            [
-                variant,
-                str(len(built)),
-                str(len(mine) - len(built)),
-                seconds(median),
-                str(len(legs)),
-                shape,
-            ]
-        )
-    return rows
-
-
-def circuits_section(inp: ReportInput) -> Section:
+def circuits_section(result: list[CircuitSummary], inp: Inputs, out: Path) -> Section:
     lines = [
         "",
         "## Circuits",
@@ -62,6 +30,16 @@ def circuits_section(inp: ReportInput) -> Section:
             "conflux sets linked",
             "sets by number of legs",
         ],
-        circuit_summary(inp.circuits, inp.variants),
+        [
+            [
+                s.variant,
+                str(s.built),
+                str(s.failed),
+                seconds(s.build_median),
+                str(s.sets),
+                ", ".join(f"{n} legs: {k}" for n, k in sorted(s.sets_by_legs.items())) or "–",
+            ]
+            for s in result
+        ],
     )
     return Section(lines=lines)

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from runner.analyses.cpu import relay_cpu
-from runner.report.base import ReportInput, Section
+from pathlib import Path
+
+from runner.analyses.cpu import CpuResult
+from runner.analyses.inputs import Inputs
+from runner.report.base import Section
 from runner.report.markdown import table
-from runner.tables.schema import PROCESS_CPU
 
 
-def cpu_section(inp: ReportInput) -> Section:
-    rows = PROCESS_CPU.read_if_present(inp.layout.table_csv("process_cpu"))
+def cpu_section(result: CpuResult, inp: Inputs, out: Path) -> Section:
     section = Section()
-    if not rows:
+    if not result.measured:
         return section  # Shadow runs: no CPU to measure
-    baseline = inp.spec.baseline
-    found = relay_cpu(rows, inp.variants, baseline)
+    baseline, found = result.baseline, result.relays
     section.lines += [
         "",
         "## Relay CPU",

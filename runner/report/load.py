@@ -3,28 +3,24 @@ access links per variant, and the spec's required load (checks.load)."""
 
 from __future__ import annotations
 
-from runner.analyses.load import (
-    link_shares,
-    load_failures,
-    role_summary,
-    run_loads,
-)
+from pathlib import Path
+
+from runner.analyses.inputs import Inputs
+from runner.analyses.load import LoadResult
 from runner.analyses.stats import Estimate
-from runner.report.base import ReportInput, Section
+from runner.report.base import Section
 from runner.report.markdown import table
 from runner.spec.model import ALL_RELAYS, RELAY_ROLES
-from runner.tables.schema import RELAY_LOAD
 
 
 def _pct(est: Estimate) -> str:
     return est.format(scale=100, unit="%", digits=0)
 
 
-def load_section(inp: ReportInput) -> Section:
+def load_section(result: LoadResult, inp: Inputs, out: Path) -> Section:
     spec = inp.spec
-    runs = run_loads(RELAY_LOAD.read_if_present(inp.layout.table_csv("relay_load")))
     scope = spec.checks.load_variants
-    section = Section(failures=load_failures(runs, spec.checks.load, scope))
+    section = Section(failures=result.failures)
     if spec.checks.load:
         ranges = ", ".join(
             f"{role} {lo:.0%}-{hi:.0%}" for role, (lo, hi) in spec.checks.load.items()
@@ -34,9 +30,9 @@ def load_section(inp: ReportInput) -> Section:
             f"Load: {which}, the mean utilisation of these relays (of the busiest "
             f"one, for 'busiest') is in range: {ranges}."
         )
-    if not runs:
+    if not result.runs:
         return section
-    summary = role_summary(runs, inp.variants)
+    summary = result.summary
     roles = [r for r in (*RELAY_ROLES, ALL_RELAYS) if any(k[1] == r for k in summary)]
     rows = []
     for variant in inp.variants:
@@ -63,7 +59,7 @@ def load_section(inp: ReportInput) -> Section:
             rows,
         ),
     ]
-    shares = link_shares(inp.transfers, inp.layout.clients_csv)
+    shares = result.shares
     if shares:
         share_rows = [
             [variant, cls, _pct(est), str(est.n)]

@@ -4,41 +4,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runner.report.base import ReportInput, Section
+from runner.analyses.inputs import Inputs
+from runner.analyses.relays import ConsensusSummary
+from runner.report.base import Section
 from runner.report.markdown import table
-from runner.tables.schema import RELAYS
 
 
-def relay_summary(relays_csv: Path, variants: list[str]) -> list[list[str]]:
-    """Per variant and seed: how the last consensus saw the relays."""
-    rows = RELAYS.read_if_present(relays_csv)
-    table = []
-    seeds = sorted({r.seed for r in rows})
-    for variant in variants:
-        for seed in seeds:
-            mine = [r for r in rows if r.variant == variant and r.seed == seed]
-            if not mine:
-                continue
-            flags = [set(r.flags) for r in mine]
-            exits = [f for f in flags if "Exit" in f]
-            table.append(
-                [
-                    variant,
-                    str(seed),
-                    str(len(mine)),
-                    f"{sum({'Fast', 'Stable'} <= f for f in exits)}/{len(exits)}",
-                    str(sum("Guard" in f for f in flags)),
-                    str(sum("Stable" in f for f in flags)),
-                    f"{sum(r.measured for r in mine)}/{len(mine)}",
-                ]
-            )
-    return table
-
-
-def relays_section(inp: ReportInput) -> Section:
-    layout, variants = inp.layout, inp.variants
+def relays_section(result: list[ConsensusSummary], inp: Inputs, out: Path) -> Section:
     lines: list[str] = []
-    relay_table = relay_summary(layout.relays_csv, variants)
+    relay_table = [
+        [
+            r.variant,
+            str(r.seed),
+            str(r.relays),
+            f"{r.exits_fast_stable}/{r.exits}",
+            str(r.guards),
+            str(r.stable),
+            f"{r.measured}/{r.relays}",
+        ]
+        for r in result
+    ]
     if relay_table:
         lines += [
             "",

@@ -4,48 +4,23 @@ variant's reference, and the CDF plots."""
 
 from __future__ import annotations
 
-from runner.analyses.transfers import (
-    ClientCheck,
-    changes,
-    completion_checks,
-    summarize,
-    transfers_per_size,
-)
-from runner.report.base import ReportInput, Section
+from pathlib import Path
+
+from runner.analyses.inputs import Inputs
+from runner.analyses.transfers import TransfersResult
+from runner.report.base import Section
 from runner.report.markdown import seconds, table
 from runner.report.plots import draw_all
 from runner.units import human_size
 
 
-def completion_failure(check: ClientCheck, min_completion: float) -> str:
-    where = f"{check.variant}/seed-{check.seed} {check.host}"
-    if check.attempted == 0:
-        # Nothing finished: a dead client, or a run too short for its transfers.
-        return f"{where}: finished no transfer (none succeeded, none failed)"
-    return (
-        f"{where}: {check.completed}/{check.attempted} transfers completed (< {min_completion:.0%})"
-    )
-
-
-def transfers_section(inp: ReportInput) -> Section:
-    spec, transfers, variants = inp.spec, inp.transfers, inp.variants
-    checks: list[ClientCheck] = completion_checks(
-        transfers, inp.measured_clients, spec.checks.min_completion
-    )
-    failures = [completion_failure(c, spec.checks.min_completion) for c in checks if not c.ok]
-    per_size = transfers_per_size(transfers, inp.measured_clients, spec.class_sizes())
-    minimum = spec.checks.min_transfers_per_size
-    failures += [
-        f"{variant}/seed-{seed} {host}: {count} completed {human_size(size)} transfers "
-        f"(< {minimum})"
-        for (variant, seed, host, size), count in sorted(per_size.items())
-        if count < minimum
-    ]
+def transfers_section(result: TransfersResult, inp: Inputs, out: Path) -> Section:
+    checks, per_size, minimum = result.checks, result.per_size, result.min_per_size
     passed = sum(c.ok for c in checks)
     notes = [
         "",
         f"Every measured client must finish at least one transfer and complete at least "
-        f"{spec.checks.min_completion:.0%} of the transfers it finished, in every run: "
+        f"{result.min_completion:.0%} of the transfers it finished, in every run: "
         f"{passed}/{len(checks)} client-runs pass.",
     ]
     if minimum:
@@ -78,7 +53,6 @@ def transfers_section(inp: ReportInput) -> Section:
         "across seeds (from 3 seeds on).",
         "",
     ]
-    summaries = summarize(transfers, variants)
     lines += table(
         [
             "class",
@@ -107,7 +81,7 @@ def transfers_section(inp: ReportInput) -> Section:
                 seconds(g.ttlb_p90),
                 f"{g.goodput_median:.2f}",
             ]
-            for g in summaries
+            for g in result.summaries
         ],
     )
     lines += [
@@ -127,11 +101,8 @@ def transfers_section(inp: ReportInput) -> Section:
         "",
     ]
     by_metric = {
-        metric: {
-            (c.variant, c.reference, c.cls, c.size): c
-            for c in changes(transfers, spec.comparisons, metric)
-        }
-        for metric in ("ttfb", "ttlb", "after_first_byte")
+        metric: {(c.variant, c.reference, c.cls, c.size): c for c in found}
+        for metric, found in result.changes.items()
     }
     bootstrapped = any(c.bootstrap for m in by_metric.values() for c in m.values())
     header = ["class", "size", "variant", "against", "seeds", "TTFB change", "TTLB change"]
@@ -159,12 +130,11 @@ def transfers_section(inp: ReportInput) -> Section:
             ]
         rows.append(row)
     lines += table(header, rows)
-    named = {(h.variant, h.reference) for h in spec.hypotheses}
     lines += [
         "",
         f"These {3 * len(rows)} comparisons are exploratory"
-        + (" (the hypotheses are answered above)" if named else "")
+        + (" (the hypotheses are answered above)" if result.hypotheses_named else "")
         + ": at a 95% level, about one in twenty comparisons of variants that do not "
         "differ will still show an interval that excludes zero, by chance alone.",
     ]
-    return Section(notes, failures, lines, draw_all(transfers, variants, inp.out))
+    return Section(notes, result.failures, lines, draw_all(inp.transfers, inp.variants, out))

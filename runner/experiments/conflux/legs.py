@@ -7,7 +7,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from runner.tables.schema import CircuitRow
+from runner.analyses.inputs import Inputs
+from runner.layout import Layout
+from runner.tables.schema import RELAYS, CircuitRow
 
 
 @dataclass(frozen=True)
@@ -54,3 +56,56 @@ def conflux_leg_checks(
                     by_legs[len(members)] += 1
             checks.append(LegCheck(variant, seed, host, expected_legs[variant], dict(by_legs)))
     return checks
+
+
+def consensus_flags(layout: Layout) -> dict[tuple[str, int], list[tuple[str, set[str]]]]:
+    """(variant, seed) -> each relay's role and flags in the run's last consensus."""
+    found: dict[tuple[str, int], list[tuple[str, set[str]]]] = {}
+    for r in RELAYS.read_from(layout):
+        found.setdefault((r.variant, r.seed), []).append((r.role, set(r.flags)))
+    return found
+
+
+def flag_cause(relays: list[tuple[str, set[str]]]) -> str:
+    """Why a client may have linked too few legs: relays the consensus left
+    without Fast or Stable, which a Conflux leg needs (each leg its own
+    guard and middle, all legs one exit)."""
+    if not relays:
+        return ""
+    exits = [flags for role, flags in relays if "Exit" in flags]
+    usable_exits = sum({"Fast", "Stable"} <= flags for flags in exits)
+    others = [flags for role, flags in relays if role != "authority"]
+    stable = sum("Stable" in flags for flags in others)
+    if usable_exits == len(exits) and stable == len(others):
+        return ""
+    return (
+        f" (the run's consensus had {usable_exits} of {len(exits)} exits Fast and Stable, "
+        f"{stable} of {len(others)} relays Stable: a network too small for Conflux's legs "
+        "when relays lack those flags; more relays per role, or a run again, give it room)"
+    )
+
+
+@dataclass(frozen=True)
+class LegsResult:
+    checks: list[LegCheck]
+    failures: list[str]
+
+
+def legs_result(inp: Inputs) -> LegsResult:
+    spec = inp.spec
+    leg_checks = conflux_leg_checks(
+        inp.circuits,
+        inp.measured_clients,
+        {v.name: v.expect["conflux_legs"] for v in spec.variants if "conflux_legs" in v.expect},
+    )
+    if not leg_checks:
+        return LegsResult([], [])
+    flags = consensus_flags(inp.layout)
+    failures = [
+        f"{c.variant}/seed-{c.seed} {c.host}: conflux sets by legs {c.sets_by_legs or '{}'}, "
+        f"expected {'none' if c.expected == 0 else f'only {c.expected}-leg sets'}"
+        + flag_cause(flags.get((c.variant, c.seed), []))
+        for c in leg_checks
+        if not c.ok
+    ]
+    return LegsResult(leg_checks, failures)

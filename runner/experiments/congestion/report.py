@@ -1,4 +1,4 @@
-"""The report's congestion-control sections (runner.experiments.congestion.mechanisms): downloads
+"""The report's congestion-control sections (runner.experiments.congestion.analysis): downloads
 and download rates per class and mechanism, ECDFs of time to first and last
 byte, the estimate each variant decides with, hop feedback's totals, N23's
 credit, hop windows' reports and decisions, and PCTCP's connections per
@@ -10,33 +10,21 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+from runner.analyses.inputs import Inputs
+from runner.experiments.congestion.analysis import CongestionResult, Part
 from runner.experiments.congestion.mechanisms import (
-    class_results,
-    connection_sharing,
+    ConnectionSharing,
+    HopWindowRun,
+    MechanismTotals,
+    N23Run,
     estimate_of,
-    hop_window_failures,
-    hop_window_of,
-    hop_window_runs,
-    is_congestion_experiment,
-    is_n23,
-    is_pctcp,
-    mechanism_failures,
     mechanism_of,
-    mechanism_totals,
-    n23_failures,
-    n23_runs,
-    pctcp_failures,
     scenario_of,
 )
-from runner.experiments.congestion.tables import HOP_FEEDBACK, HOP_WINDOW, N23
-from runner.experiments.mctor.tables import PLACEMENTS
-from runner.layout import Layout
+from runner.report.base import Section
 from runner.report.markdown import table
 from runner.report.plots import cdf_plot
 from runner.spec.model import Spec
-from runner.tables.schema import TransferRow
-
-Sections = tuple[list[str], list[str], list[Path]]
 
 
 class _OfVariant(Protocol):
@@ -51,20 +39,13 @@ def _positions(counts: tuple[int, ...], width: int) -> str:
     return " / ".join(str(n) for n in (counts + (0,) * width)[:width])
 
 
-def congestion_sections(
-    spec: Spec,
-    layout: Layout,
-    transfers: list[TransferRow],
-    complete_runs: set[tuple[str, int]],
-    out: Path,
-) -> Sections:
-    """Sections, failures and plots; nothing unless a variant sets
-    cc_hop_feedback, n23 or hop_window in its consensus."""
-    if not is_congestion_experiment(spec.variants):
-        return [], [], []
-    variants = [v.name for v in spec.variants]
+def congestion_sections(result: CongestionResult, inp: Inputs, out: Path) -> Section:
+    """Nothing unless a variant sets cc_hop_feedback, n23 or hop_window in
+    its consensus."""
+    if not result.asked:
+        return Section()
+    spec, transfers = inp.spec, inp.transfers
     by_name = {v.name: v for v in spec.variants}
-    failures: list[str] = []
 
     lines = [
         "",
@@ -86,7 +67,7 @@ def congestion_sections(
         [[v.name, mechanism_of(v), estimate_of(v)] for v in spec.variants],
     )
     lines.append("")
-    results = class_results(transfers, variants, list(spec.seeds))
+    results = result.classes
     lines += table(
         [
             "scenario",
@@ -127,11 +108,15 @@ def congestion_sections(
                 cdf_plot(rows, metric, f"{scenario}, {cls}: {metric.upper()}", names, path)
                 plots.append(path)
 
-    for section in (_hop_feedback_section, _n23_section, _hop_window_section, _pctcp_section):
-        more_lines, more_failures = section(spec, layout, complete_runs)
-        lines += more_lines
-        failures += more_failures
-    return lines, failures, plots
+    if result.hop_feedback is not None:
+        lines += _hop_feedback_section(result.hop_feedback, spec, result.complete_runs)
+    if result.n23 is not None:
+        lines += _n23_section(result.n23, spec)
+    if result.hop_window is not None:
+        lines += _hop_window_section(result.hop_window, spec)
+    if result.pctcp is not None:
+        lines += _pctcp_section(result.pctcp, spec)
+    return Section(failures=result.failures, lines=lines, plots=plots)
 
 
 def _verdict(name: str, failures: list[str], passed: str) -> list[str]:
@@ -147,15 +132,9 @@ def _in_spec_order(runs: list[R], spec: Spec) -> list[R]:
     return sorted(runs, key=lambda r: order.index(r.variant) if r.variant in order else -1)
 
 
-def _hop_window_section(
-    spec: Spec, layout: Layout, complete_runs: set[tuple[str, int]]
-) -> tuple[list[str], list[str]]:
-    """Hop windows' reports and decisions per run, where any variant
-    switches them on."""
-    if not any(hop_window_of(v) for v in spec.variants):
-        return [], []
-    runs = hop_window_runs(HOP_WINDOW.read_from(layout))
-    failures = hop_window_failures(runs, spec.variants, complete_runs)
+def _hop_window_section(part: Part[HopWindowRun], spec: Spec) -> list[str]:
+    """Hop windows' reports and decisions per run."""
+    runs, failures = part.rows, part.failures
     by_name = {v.name: v for v in spec.variants}
     lines = [
         "",
@@ -216,20 +195,13 @@ def _hop_window_section(
             "switches them on, no report in any other run."
         ),
     )
-    return lines, failures
+    return lines
 
 
-def _hop_feedback_section(
-    spec: Spec, layout: Layout, complete_runs: set[tuple[str, int]]
-) -> tuple[list[str], list[str]]:
-    """Hop feedback's totals per variant, where any variant switches it on."""
-    if not any("cc_hop_feedback" in v.consensus for v in spec.variants):
-        return [], []
-    variants = [v.name for v in spec.variants]
+def _hop_feedback_section(part: Part[MechanismTotals], spec: Spec, complete_runs: int) -> list[str]:
+    """Hop feedback's totals per variant."""
     by_name = {v.name: v for v in spec.variants}
-    hop_rows = HOP_FEEDBACK.read_from(layout)
-    failures = mechanism_failures(hop_rows, spec.variants, complete_runs)
-    totals = mechanism_totals(hop_rows, variants)
+    totals, failures = part.rows, part.failures
     width = max(
         (max((i + 1 for i, n in enumerate(t.received) if n), default=0) for t in totals),
         default=0,
@@ -289,20 +261,15 @@ def _hop_feedback_section(
         failures,
         (
             f"Hop feedback checks: at work in every run that switches it on, absent "
-            f"elsewhere ({len(complete_runs)} runs)."
+            f"elsewhere ({complete_runs} runs)."
         ),
     )
-    return lines, failures
+    return lines
 
 
-def _n23_section(
-    spec: Spec, layout: Layout, complete_runs: set[tuple[str, int]]
-) -> tuple[list[str], list[str]]:
-    """N23's counters per run, where any variant switches it on."""
-    if not any(is_n23(v) for v in spec.variants):
-        return [], []
-    runs = n23_runs(N23.read_from(layout))
-    failures = n23_failures(runs, spec.variants, complete_runs)
+def _n23_section(part: Part[N23Run], spec: Spec) -> list[str]:
+    """N23's counters per run."""
+    runs, failures = part.rows, part.failures
     by_name = {v.name: v for v in spec.variants}
     lines = [
         "",
@@ -353,19 +320,12 @@ def _n23_section(
             "credit cell in any other run."
         ),
     )
-    return lines, failures
+    return lines
 
 
-def _pctcp_section(
-    spec: Spec, layout: Layout, complete_runs: set[tuple[str, int]]
-) -> tuple[list[str], list[str]]:
-    """Connections per circuit from the placement lines, where any variant
-    switches PCTCP on."""
-    if not any(is_pctcp(v) for v in spec.variants):
-        return [], []
-    placements = PLACEMENTS.read_from(layout)
-    sharing = connection_sharing(placements)
-    failures = pctcp_failures(sharing, spec.variants, complete_runs)
+def _pctcp_section(part: Part[ConnectionSharing], spec: Spec) -> list[str]:
+    """Connections per circuit from the placement lines."""
+    sharing, failures = part.rows, part.failures
     by_name = {v.name: v for v in spec.variants}
     lines = [
         "",
@@ -400,4 +360,4 @@ def _pctcp_section(
             "shared connections in every other run that logs placements."
         ),
     )
-    return lines, failures
+    return lines

@@ -5,19 +5,13 @@ streams by variant and checks the connections and circuits on the path."""
 from __future__ import annotations
 
 from runner.analyses.rounds import class_phases
+from runner.experiments.mctor.analysis import mctor_result
 from runner.experiments.mctor.report import mctor_sections
 from runner.experiments.mctor.tables import PLACEMENTS
-from runner.report.base import Analysis, ReportInput, Section
+from runner.report.base import Analysis
 from runner.spec.expect import ExpectKey
 from runner.spec.model import Spec
 from runner.tables.schema import SERVED
-
-
-def _mctor(inp: ReportInput) -> Section:
-    lines, failures, plots = mctor_sections(
-        inp.spec, inp.layout, inp.transfers, inp.circuits, inp.measured_clients, inp.out
-    )
-    return Section(failures=failures, lines=lines, plots=plots)
 
 
 def _asks_mctor(spec: Spec) -> bool:
@@ -26,7 +20,15 @@ def _asks_mctor(spec: Spec) -> bool:
     return bool(class_phases(spec)) or expects
 
 
-ANALYSES = (Analysis("MCTor rounds and connections", (SERVED, PLACEMENTS), _mctor, _asks_mctor),)
+ANALYSES = (
+    Analysis(
+        "MCTor rounds and connections",
+        (SERVED, PLACEMENTS),
+        mctor_result,
+        mctor_sections,
+        _asks_mctor,
+    ),
+)
 # Connections between adjacent hops of a measured client's pinned path, and
 # the circuits carrying its streams when apart from them (MCTorCircuits).
 EXPECT_KEYS = (

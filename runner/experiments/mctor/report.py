@@ -1,5 +1,6 @@
-"""The report's MCTor sections (runner.experiments.mctor.connections): rounds of parallel streams by
-variant, the fairness gap, and the connections and circuits on the path."""
+"""The report's MCTor sections (runner.experiments.mctor.analysis): rounds of
+parallel streams by variant, the fairness gap, and the connections and
+circuits on the path."""
 
 from __future__ import annotations
 
@@ -9,46 +10,15 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-from runner.analyses.rounds import PhaseSummary, class_phases, fairness_gaps, rounds, summarize
-from runner.experiments.mctor.connections import (
-    circuit_spread,
-    hop_checks,
-    pinned_path,
-    stream_circuits,
-)
-from runner.experiments.mctor.tables import PLACEMENTS, PlacementRow
-from runner.layout import Layout
+from runner.analyses.inputs import Inputs
+from runner.analyses.rounds import PhaseSummary
+from runner.experiments.mctor.analysis import MctorResult, stream_rule
+from runner.report.base import Section
 from runner.report.markdown import table
 from runner.report.plots import draw_cdf  # noqa: F401  (sets matplotlib's Agg backend first)
-from runner.spec.model import Spec, Variant
-from runner.tables.schema import SERVED, CircuitRow, TransferRow
+from runner.spec.model import Spec
 
 _SCENARIO = re.compile(r"(^|-)n\d+(-(uniform|hashing))?$")
-
-
-def stream_rule(variant: Variant) -> str:
-    """The MCTorStreamRule a variant gives its clients (tor's default: uniform)."""
-    for lines in variant.torrc.values():
-        for line in lines:
-            key, _, value = line.partition(" ")
-            if key == "MCTorStreamRule":
-                return value.strip()
-    return "uniform"
-
-
-def pinned_paths(
-    spec: Spec, measured_clients: dict[tuple[str, int], list[tuple[str, str]]]
-) -> dict[tuple[str, int, str], tuple[str, ...]]:
-    """(variant, seed, client) -> the path its variant's torrc pins for its
-    class, for the measured clients that have one."""
-    by_name = {v.name: v for v in spec.variants}
-    paths = {}
-    for (variant, seed), hosts in measured_clients.items():
-        for host, cls in hosts:
-            pinned = pinned_path(by_name[variant].torrc.get(cls, ()))
-            if pinned is not None:
-                paths[(variant, seed, host)] = pinned
-    return paths
 
 
 def _scenario(name: str) -> str:
@@ -92,29 +62,14 @@ def _plot(summaries: list[PhaseSummary], spec: Spec, phase: str, path: Path) -> 
     plt.close(fig)
 
 
-def mctor_sections(
-    spec: Spec,
-    layout: Layout,
-    transfers: list[TransferRow],
-    circuits: list[CircuitRow],
-    measured_clients: dict[tuple[str, int], list[tuple[str, str]]],
-    out: Path,
-) -> tuple[list[str], list[str], list[Path]]:
-    """(report lines, failures, plots); nothing unless a client class runs
-    the rounds workload or a variant expects MCTor connections."""
-    phases_by_class = class_phases(spec)
-    expected = {
-        v.name: v.expect["mctor_connections"]
-        for v in spec.variants
-        if "mctor_connections" in v.expect
-    }
-    if not phases_by_class and not expected:
-        return [], [], []
+def mctor_sections(result: MctorResult, inp: Inputs, out: Path) -> Section:
+    """Nothing unless a client class runs the rounds workload or a variant
+    expects MCTor connections."""
+    if not result.asked:
+        return Section()
+    spec, summaries = inp.spec, result.summaries
     variants = [v.name for v in spec.variants]
     by_name = {v.name: v for v in spec.variants}
-    served = SERVED.read(layout.served_csv) if layout.served_csv.is_file() else []
-    all_rounds = rounds(transfers, served, phases_by_class)
-    summaries = summarize(all_rounds, variants)
     lines = [
         "",
         "## Rounds of parallel streams",
@@ -153,7 +108,7 @@ def mctor_sections(
         _plot(summaries, spec, phase, path)
         plots.append(path)
 
-    gaps = fairness_gaps(all_rounds, variants)
+    gaps = result.gaps
     if gaps:
         lines += [
             "",
@@ -169,11 +124,8 @@ def mctor_sections(
             [[g.variant, g.phase, g.gap.format(1, "", 3)] for g in gaps],
         )
 
-    failures: list[str] = []
-    if expected:
-        paths = pinned_paths(spec, measured_clients)
-        placements = PLACEMENTS.read_from(layout)
-        hops = hop_checks(placements, paths, expected)
+    if result.expected:
+        hops = result.hops
         lines += [
             "",
             "## Connections on the path",
@@ -205,19 +157,8 @@ def mctor_sections(
                 for h in sorted(hops, key=lambda h: (variants.index(h.variant), h.seed))
             ],
         )
-        failures += [
-            f"{h.variant}/seed-{h.seed} {h.host} → {h.peer}: "
-            f"{'no placement logged' if h.usable_connections is None else h.usable_connections} "
-            f"usable connections, expected {h.expected}"
-            for h in hops
-            if not h.ok
-        ]
-        more_lines, more_failures = _circuit_sections(
-            spec, circuits, placements, paths, expected, variants
-        )
-        lines += more_lines
-        failures += more_failures
-    return lines, failures, plots
+        lines += _circuit_sections(result, variants)
+    return Section(failures=result.failures, lines=lines, plots=plots)
 
 
 def _ok(value: bool | None) -> str:
@@ -225,24 +166,11 @@ def _ok(value: bool | None) -> str:
     return {True: "yes", False: "NO", None: "–"}[value]
 
 
-def _circuit_sections(
-    spec: Spec,
-    circuits: list[CircuitRow],
-    placements: list[PlacementRow],
-    paths: dict[tuple[str, int, str], tuple[str, ...]],
-    expected: dict[str, int],
-    variants: list[str],
-) -> tuple[list[str], list[str]]:
-    """(lines, failures): the circuits that carried each measured client's
-    streams, and the connections they sit on at every hop."""
+def _circuit_sections(result: MctorResult, variants: list[str]) -> list[str]:
+    """The circuits that carried each measured client's streams, and the
+    connections they sit on at every hop."""
     lines: list[str] = []
-    failures: list[str] = []
-    circuits_expected = {
-        v.name: v.expect.get("mctor_circuits") or v.expect["mctor_connections"]
-        for v in spec.variants
-        if "mctor_connections" in v.expect
-    }
-    used = stream_circuits(circuits, paths.keys(), circuits_expected)
+    used, spread = result.stream_circuits, result.spread
     lines += [
         "",
         "## Circuits carrying the streams",
@@ -267,13 +195,6 @@ def _circuit_sections(
             for u in sorted(used, key=lambda u: (variants.index(u.variant), u.seed))
         ],
     )
-    failures += [
-        f"{u.variant}/seed-{u.seed} {u.host}: streams on {u.circuits} circuits, "
-        f"expected at least {u.expected}"
-        for u in used
-        if u.ok is False
-    ]
-    spread = circuit_spread(placements, circuits, paths, expected)
     lines += [
         "",
         "## Connections under the circuits carrying the streams",
@@ -295,11 +216,4 @@ def _circuit_sections(
             for s in sorted(spread, key=lambda s: (variants.index(s.variant), s.seed))
         ],
     )
-    failures += [
-        f"{s.variant}/seed-{s.seed} {s.host} → {s.peer}: {s.client}'s {s.circuits} "
-        f"stream circuits sit on {s.connections} connections ({s.followed} followed), "
-        f"expected {s.expected}"
-        for s in spread
-        if s.ok is False
-    ]
-    return lines, failures
+    return lines

@@ -4,16 +4,11 @@ group and checks that the limits held."""
 
 from __future__ import annotations
 
+from runner.experiments.tortoise.limits import clients_result
 from runner.experiments.tortoise.report import client_sections
-from runner.report.base import Analysis, ReportInput, Section
+from runner.report.base import Analysis
 from runner.tables.schema import CLIENTS
 
-
-def _clients(inp: ReportInput) -> Section:
-    lines, failures, plots = client_sections(
-        inp.layout, inp.variants, inp.transfers, inp.circuits, inp.out
-    )
-    return Section(failures=failures, lines=lines, plots=plots)
-
-
-ANALYSES = (Analysis("client bandwidth and rate limits", (CLIENTS,), _clients),)
+ANALYSES = (
+    Analysis("client bandwidth and rate limits", (CLIENTS,), clients_result, client_sections),
+)

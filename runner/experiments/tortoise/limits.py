@@ -11,12 +11,15 @@ otherwise (left out).
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from runner.analyses.client_bandwidth import ClientBandwidth, group_means, per_client
+from runner.analyses.inputs import Inputs
+from runner.analyses.stats import Estimate
 from runner.spec.model import CLIENT_RELAY
-from runner.tables.schema import CircuitRow, ClientRow, RelayRow, TransferRow
+from runner.tables.schema import CLIENTS, RELAYS, CircuitRow, ClientRow, RelayRow, TransferRow
 
 
 @dataclass(frozen=True)
@@ -116,3 +119,44 @@ def limit_checks(
         LimitCheck(v, s, k, len(hosts[(v, s, k)]), int(e[0]), int(e[1]), e[2], rates[(v, s, k)])
         for (v, s, k), e in sorted(counts.items())
     ]
+
+
+def _reference(limits: dict[tuple[str, int, str], RelayLimit]) -> RelayLimit | None:
+    """The limit most relays were given: what unlimited clients are compared to."""
+    if not limits:
+        return None
+    counts = Counter(limits.values())
+    return min(counts, key=lambda lim: (-counts[lim], lim.rate))
+
+
+def _failure(check: LimitCheck) -> str:
+    return (
+        f"{check.variant}/seed-{check.seed}: {check.over} of {check.transfers} transfers of "
+        f"held clients beat their guard's limit ({check.rate / 1024:g} KiB/s; worst "
+        f"{check.worst:.2f}x)"
+    )
+
+
+@dataclass(frozen=True)
+class ClientsResult:
+    bandwidths: list[ClientBandwidth]  # each measured client's, per run
+    means: dict[tuple[str, str], Estimate]  # (variant, group) -> mean over seeds
+    reference: RelayLimit | None  # the limit most relays were given
+    checks: list[LimitCheck]
+    failures: list[str]
+
+
+def clients_result(inp: Inputs) -> ClientsResult:
+    """Nothing without a clients table."""
+    clients = CLIENTS.read_from(inp.layout)
+    bandwidths = per_client(inp.transfers, clients)
+    if not bandwidths:
+        return ClientsResult([], {}, None, [], [])
+    means = group_means(bandwidths, inp.variants)
+    limits = relay_limits(RELAYS.read_from(inp.layout))
+    reference = _reference(limits)
+    if reference is None:
+        return ClientsResult(bandwidths, means, None, [], [])
+    checks = limit_checks(inp.transfers, clients, inp.circuits, limits, reference)
+    failures = [_failure(c) for c in checks if c.standing == "held" and c.over]
+    return ClientsResult(bandwidths, means, reference, checks, failures)

@@ -3,24 +3,19 @@ whether relays' limits on non-relay clients held (runner.analyses.client_bandwid
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-from runner.analyses.client_bandwidth import ClientBandwidth, group_means, per_client
-from runner.experiments.tortoise.limits import (
-    LimitCheck,
-    RelayLimit,
-    limit_checks,
-    relay_limits,
-)
-from runner.layout import Layout
+from runner.analyses.client_bandwidth import ClientBandwidth
+from runner.analyses.inputs import Inputs
+from runner.experiments.tortoise.limits import ClientsResult
 from runner.report.axes import log_x_axis
+from runner.report.base import Section
 from runner.report.markdown import table
 from runner.report.plots import draw_cdf  # sets matplotlib's Agg backend first
 from runner.spec.model import CLIENT_RELAY
-from runner.tables.schema import CLIENTS, RELAYS, CircuitRow, TransferRow
 
 
 def _cdf(bandwidths: list[ClientBandwidth], group: str, variants: list[str], path: Path) -> None:
@@ -48,28 +43,11 @@ def _cdf(bandwidths: list[ClientBandwidth], group: str, variants: list[str], pat
     plt.close(fig)
 
 
-def _reference(limits: dict[tuple[str, int, str], RelayLimit]) -> RelayLimit | None:
-    """The limit most relays were given: what unlimited clients are compared to."""
-    if not limits:
-        return None
-    counts = Counter(limits.values())
-    return min(counts, key=lambda lim: (-counts[lim], lim.rate))
-
-
-def client_sections(
-    layout: Layout,
-    variants: list[str],
-    transfers: list[TransferRow],
-    circuits: list[CircuitRow],
-    out: Path,
-) -> tuple[list[str], list[str], list[Path]]:
-    """(report lines, failures, plots); nothing without a clients table."""
-    if not layout.clients_csv.is_file():
-        return [], [], []
-    clients = CLIENTS.read(layout.clients_csv)
-    bandwidths = per_client(transfers, clients)
+def client_sections(result: ClientsResult, inp: Inputs, out: Path) -> Section:
+    """Nothing without a clients table."""
+    variants, bandwidths = inp.variants, result.bandwidths
     if not bandwidths:
-        return [], [], []
+        return Section()
     lines = [
         "",
         "## Per-client bandwidth",
@@ -84,11 +62,10 @@ def client_sections(
     for b in bandwidths:
         counts[(b.variant, b.group)].add((b.seed, b.host))
         counts[(b.variant, "all")].add((b.seed, b.host))
-    means = group_means(bandwidths, variants)
     rows = [
         [group, variant, str(len(counts[(variant, group)])), estimate.format(1, "", 1)]
         for (variant, group), estimate in sorted(
-            means.items(), key=lambda kv: (kv[0][1], variants.index(kv[0][0]))
+            result.means.items(), key=lambda kv: (kv[0][1], variants.index(kv[0][0]))
         )
     ]
     lines += table(["group", "variant", "clients (all seeds)", "mean bandwidth (KiB/s)"], rows)
@@ -97,12 +74,9 @@ def client_sections(
         path = out / f"client-bandwidth-{group}.png"
         _cdf(bandwidths, group, variants, path)
         plots.append(path)
-
-    limits = relay_limits(RELAYS.read(layout.relays_csv)) if layout.relays_csv.is_file() else {}
-    reference = _reference(limits)
+    reference, checks = result.reference, result.checks
     if reference is None:
-        return lines, [], plots
-    checks = limit_checks(transfers, clients, circuits, limits, reference)
+        return Section(lines=lines, plots=plots)
     lines += [
         "",
         "## Rate limit",
@@ -125,13 +99,4 @@ def client_sections(
             for c in sorted(checks, key=lambda c: (variants.index(c.variant), c.seed, c.standing))
         ],
     )
-    failures = [_failure(c) for c in checks if c.standing == "held" and c.over]
-    return lines, failures, plots
-
-
-def _failure(check: LimitCheck) -> str:
-    return (
-        f"{check.variant}/seed-{check.seed}: {check.over} of {check.transfers} transfers of "
-        f"held clients beat their guard's limit ({check.rate / 1024:g} KiB/s; worst "
-        f"{check.worst:.2f}x)"
-    )
+    return Section(failures=result.failures, lines=lines, plots=plots)

@@ -1,0 +1,91 @@
+"""The congestion experiment's result: downloads and rates per class and
+variant, and each patched mechanism's counters per run with its on/off
+check (hop feedback, N23, hop windows, PCTCP's connections per circuit);
+a mechanism no variant switches on has no part."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+from runner.analyses.inputs import Inputs
+from runner.experiments.congestion.mechanisms import (
+    ClassResult,
+    ConnectionSharing,
+    HopWindowRun,
+    MechanismTotals,
+    N23Run,
+    class_results,
+    connection_sharing,
+    hop_window_failures,
+    hop_window_of,
+    hop_window_runs,
+    is_congestion_experiment,
+    is_n23,
+    is_pctcp,
+    mechanism_failures,
+    mechanism_totals,
+    n23_failures,
+    n23_runs,
+    pctcp_failures,
+)
+from runner.experiments.congestion.tables import HOP_FEEDBACK, HOP_WINDOW, N23
+from runner.experiments.mctor.tables import PLACEMENTS
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Part(Generic[T]):
+    """One mechanism's counters (per run, or per variant) and its check."""
+
+    rows: list[T]
+    failures: list[str]
+
+
+@dataclass(frozen=True)
+class CongestionResult:
+    asked: bool  # a variant sets cc_hop_feedback, n23 or hop_window
+    classes: list[ClassResult] = field(default_factory=list)
+    complete_runs: int = 0
+    hop_feedback: Part[MechanismTotals] | None = None
+    n23: Part[N23Run] | None = None
+    hop_window: Part[HopWindowRun] | None = None
+    pctcp: Part[ConnectionSharing] | None = None
+
+    @property
+    def failures(self) -> list[str]:
+        parts = (self.hop_feedback, self.n23, self.hop_window, self.pctcp)
+        return [f for part in parts if part is not None for f in part.failures]
+
+
+def congestion_result(inp: Inputs) -> CongestionResult:
+    spec, layout = inp.spec, inp.layout
+    if not is_congestion_experiment(spec.variants):
+        return CongestionResult(False)
+    variants = spec.variants
+    complete = set(inp.measured_clients)
+    hop_feedback = n23 = hop_window = pctcp = None
+    if any("cc_hop_feedback" in v.consensus for v in variants):
+        rows = HOP_FEEDBACK.read_from(layout)
+        hop_feedback = Part(
+            mechanism_totals(rows, inp.variants), mechanism_failures(rows, variants, complete)
+        )
+    if any(is_n23(v) for v in variants):
+        runs = n23_runs(N23.read_from(layout))
+        n23 = Part(runs, n23_failures(runs, variants, complete))
+    if any(hop_window_of(v) for v in variants):
+        windows = hop_window_runs(HOP_WINDOW.read_from(layout))
+        hop_window = Part(windows, hop_window_failures(windows, variants, complete))
+    if any(is_pctcp(v) for v in variants):
+        sharing = connection_sharing(PLACEMENTS.read_from(layout))
+        pctcp = Part(sharing, pctcp_failures(sharing, variants, complete))
+    return CongestionResult(
+        True,
+        class_results(inp.transfers, inp.variants, list(spec.seeds)),
+        len(complete),
+        hop_feedback,
+        n23,
+        hop_window,
+        pctcp,
+    )

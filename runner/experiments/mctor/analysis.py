@@ -1,0 +1,115 @@
+"""MCTor's result: rounds of parallel streams by variant, the fairness gap
+between two users, and the connections and circuits on each measured
+client's pinned path, with the checks that fail a run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from runner.analyses.inputs import Inputs
+from runner.analyses.rounds import (
+    FairnessGap,
+    PhaseSummary,
+    class_phases,
+    fairness_gaps,
+    rounds,
+    summarize,
+)
+from runner.experiments.mctor.connections import (
+    CircuitSpread,
+    HopCheck,
+    StreamCircuits,
+    circuit_spread,
+    hop_checks,
+    pinned_path,
+    stream_circuits,
+)
+from runner.experiments.mctor.tables import PLACEMENTS
+from runner.spec.model import Spec, Variant
+from runner.tables.schema import SERVED
+
+
+def stream_rule(variant: Variant) -> str:
+    """The MCTorStreamRule a variant gives its clients (tor's default: uniform)."""
+    for lines in variant.torrc.values():
+        for line in lines:
+            key, _, value = line.partition(" ")
+            if key == "MCTorStreamRule":
+                return value.strip()
+    return "uniform"
+
+
+def pinned_paths(
+    spec: Spec, measured_clients: dict[tuple[str, int], list[tuple[str, str]]]
+) -> dict[tuple[str, int, str], tuple[str, ...]]:
+    """(variant, seed, client) -> the path its variant's torrc pins for its
+    class, for the measured clients that have one."""
+    by_name = {v.name: v for v in spec.variants}
+    paths = {}
+    for (variant, seed), hosts in measured_clients.items():
+        for host, cls in hosts:
+            pinned = pinned_path(by_name[variant].torrc.get(cls, ()))
+            if pinned is not None:
+                paths[(variant, seed, host)] = pinned
+    return paths
+
+
+@dataclass(frozen=True)
+class MctorResult:
+    asked: bool  # a class runs rounds, or a variant expects MCTor connections
+    summaries: list[PhaseSummary]
+    gaps: list[FairnessGap]
+    expected: dict[str, int]  # variant -> connections per hop it expects
+    hops: list[HopCheck]
+    stream_circuits: list[StreamCircuits]
+    spread: list[CircuitSpread]
+    failures: list[str]
+
+
+def mctor_result(inp: Inputs) -> MctorResult:
+    spec = inp.spec
+    phases_by_class = class_phases(spec)
+    expected = {
+        v.name: v.expect["mctor_connections"]
+        for v in spec.variants
+        if "mctor_connections" in v.expect
+    }
+    if not phases_by_class and not expected:
+        return MctorResult(False, [], [], {}, [], [], [], [])
+    variants = inp.variants
+    all_rounds = rounds(inp.transfers, SERVED.read_from(inp.layout), phases_by_class)
+    summaries = summarize(all_rounds, variants)
+    gaps = fairness_gaps(all_rounds, variants)
+    if not expected:
+        return MctorResult(True, summaries, gaps, {}, [], [], [], [])
+    paths = pinned_paths(spec, inp.measured_clients)
+    placements = PLACEMENTS.read_from(inp.layout)
+    hops = hop_checks(placements, paths, expected)
+    circuits_expected = {
+        v.name: v.expect.get("mctor_circuits") or v.expect["mctor_connections"]
+        for v in spec.variants
+        if "mctor_connections" in v.expect
+    }
+    used = stream_circuits(inp.circuits, paths.keys(), circuits_expected)
+    spread = circuit_spread(placements, inp.circuits, paths, expected)
+    failures = [
+        f"{h.variant}/seed-{h.seed} {h.host} → {h.peer}: "
+        f"{'no placement logged' if h.usable_connections is None else h.usable_connections} "
+        f"usable connections, expected {h.expected}"
+        for h in hops
+        if not h.ok
+    ]
+    failures += [
+        f"{u.variant}/seed-{u.seed} {u.host}: streams on {u.circuits} circuits, "
+        f"expected at least {u.expected}"
+        for u in used
+        if u.ok is False
+    ]
+    failures += [
+        f"{s.variant}/seed-{s.seed} {s.host} → {s.peer}: {s.client}'s {s.circuits} "
+        f"stream circuits sit on {s.connections} connections ({s.followed} followed), "
+        f"expected {s.expected}"
+        for s in spread
+        if s.ok is False
+    ]
+    return MctorResult(True, summaries, gaps, expected, hops, used, spread, failures)
