@@ -21,12 +21,11 @@ from runner.tables.table import Table
 
 ANALYSES: tuple[Analysis[Any], ...] = (
     sections.TRANSFERS,
-    sections.CIRCUITS,
-    *conflux.ANALYSES,
+    *conflux.CIRCUIT_ANALYSES,
     *tortoise.ANALYSES,
     *mctor.ANALYSES,
     *congestion.ANALYSES,
-    sections.RELAYS,
+    conflux.CONSENSUS,
     sections.LOAD,
     sections.CPU,
 )

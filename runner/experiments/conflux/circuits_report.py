@@ -1,12 +1,12 @@
 """The report's circuits section: circuits built and failed per variant, and
-the multipath sets they linked (runner.analyses.circuits)."""
+the multipath sets they linked (runner.experiments.conflux.circuits)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from runner.analyses.circuits import CircuitSummary
 from runner.analyses.inputs import Inputs
+from runner.experiments.conflux.circuits import CircuitSummary
 from runner.report.base import Section
 from runner.report.markdown import seconds, table
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from runner.analyses.inputs import Inputs
-from runner.analyses.relays import ConsensusSummary
+from runner.experiments.conflux.consensus import ConsensusSummary
 from runner.report.base import Section
 from runner.report.markdown import table
 
