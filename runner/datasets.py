@@ -72,7 +72,7 @@ def data_dir() -> Path:
     given = os.environ.get("TORNET_DATA")
     if given:
         return Path(given)
-    return Path(__file__).resolve().parents[3] / "shared" / "data"
+    return Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def read_data(file: DataFile) -> bytes:

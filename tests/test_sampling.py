@@ -14,6 +14,7 @@ from runner.datasets import (
     RELAYS_2018,
     SPEEDS_2020,
     country_speeds,
+    data_dir,
     read_data,
     relay_population,
 )
@@ -21,7 +22,7 @@ from runner.errors import DataError, SpecError
 from runner.experiments import parse_spec
 from runner.network.plan import plan_network
 from runner.network.sampling import bins, split_by_shares
-from tests.conftest import CI_SMALL, needs_data
+from tests.conftest import CI_SMALL, ROOT, needs_data
 
 needs_relays = needs_data(RELAYS_2018)
 needs_speeds = needs_data(SPEEDS_2020)
@@ -203,3 +204,10 @@ def test_the_published_relays_read_as_a_population() -> None:
     assert len(relays) == 1998 - 81  # never-observed relays are left out
     assert Counter(r.role for r in relays)["exitguard"] > 0
     assert all(r.capacity_bytes > 0 and len(r.country) == 2 for r in relays)
+
+
+def test_the_data_sets_are_found_beside_the_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TORNET_DATA", raising=False)
+    assert data_dir() == ROOT.parent / "shared" / "data"
+    monkeypatch.setenv("TORNET_DATA", "/elsewhere")
+    assert data_dir() == Path("/elsewhere")
