@@ -173,7 +173,8 @@ def _collect(spec: Spec, args: argparse.Namespace) -> int:
         )
         return 1
     counts = ", ".join(f"{n} {name}" for name, n in result.rows.items())
-    print(f"collected {result.runs} runs: {counts} -> {layout.experiment_dir}/<table>.csv")
+    where = f"{layout.experiment_dir}/<table>.csv and .parquet"
+    print(f"collected {result.runs} runs: {counts} -> {where}")
     return 0
 
 
