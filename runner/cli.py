@@ -312,13 +312,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
         )
         return 1
     transfers = TRANSFERS.read(layout.transfers_csv)
-    clients = CLIENTS.read(layout.clients_csv) if layout.clients_csv.is_file() else []
+    clients = CLIENTS.read_from(layout)
     plan = make_plan(
         spec,
         layout,
         transfers,
         per_client(transfers, clients),
-        RELAY_LOAD.read_if_present(layout.table_csv("relay_load")),
+        RELAY_LOAD.read_from(layout),
         target=target,
     )
     text = "\n".join(render(plan, len(usable_cpus()), args.cores))

@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from runner.experiments import TABLES
-from runner.tables.schema import LOG_DAMAGE
+from runner.tables.collect import tables as all_tables
 from runner.tables.table import Table
 
 
@@ -57,7 +57,7 @@ def load(path: str | Path) -> Results:
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such results folder (run `runner collect` first)")
     tables = {}
-    for table in (*TABLES, LOG_DAMAGE):
+    for table in all_tables(TABLES):
         parquet, csv = folder / f"{table.name}.parquet", folder / f"{table.name}.csv"
         if parquet.is_file():
             tables[table.name] = pd.read_parquet(parquet)

@@ -198,7 +198,7 @@ def fixture_results(name: str, root: Path) -> tuple[Spec, Layout]:
     for table in tables(TABLES):
         path = layout.table_csv(table.name)
         if not path.exists():
-            path.write_text(",".join(table.columns) + "\n")
+            table.write(layout.experiment_dir, [])
     recorded = FIXTURES / name / "runs.json"
     runs = json.loads(recorded.read_text()) if recorded.is_file() else []
     kept = {(r["variant"], int(r["seed"])): r for r in runs}

@@ -190,7 +190,7 @@ def test_pctcp_gives_every_circuit_a_connection_at_the_shared_middle(
 
 
 def test_queues_build_at_the_middles_in_every_run(spec: Spec, layout: Layout) -> None:
-    runs = run_loads(RELAY_LOAD.read_if_present(layout.table_csv("relay_load")))
+    runs = run_loads(RELAY_LOAD.read_from(layout))
     middles = [r for r in runs if r.role == "middle"]
     assert len(middles) == 108
     by_name = {v.name: v for v in spec.variants}

@@ -182,11 +182,11 @@ def cpu_hours(spec: Spec, layout: Layout, a: Answer) -> float | None:
 
 
 def answers(spec: Spec, layout: Layout, transfers: list[TransferRow]) -> list[Answer]:
-    clients = CLIENTS.read(layout.clients_csv) if layout.clients_csv.is_file() else []
+    clients = CLIENTS.read_from(layout)
     bandwidths = per_client(transfers, clients)
     all_rounds: list[Round] = []
     if any(h.metric == "round_completion" for h in spec.hypotheses):
-        served = SERVED.read(layout.served_csv) if layout.served_csv.is_file() else []
+        served = SERVED.read_from(layout)
         all_rounds = rounds(transfers, served, class_phases(spec))
     design = SequentialDesign.of(spec)
     return [

@@ -39,12 +39,9 @@ class Collected:
 
 
 def tables(declared: Sequence[Table[Any]]) -> list[Table[Any]]:
-    """Every table, once, in the order declared; log damage last (it is
-    known once every other table has read its logs)."""
-    seen: dict[str, Table[Any]] = {}
-    for table in declared:
-        seen.setdefault(table.name, table)
-    return [*seen.values(), LOG_DAMAGE]
+    """The declared tables (each once: runner.experiments.tables_of), then
+    log damage (known once every other table has read its logs)."""
+    return [*declared, LOG_DAMAGE]
 
 
 def _warn_damage(run_dir: Path, logs: RunLogs) -> None:

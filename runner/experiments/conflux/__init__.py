@@ -13,7 +13,7 @@ from runner.experiments.conflux.circuits_report import circuits_section
 from runner.experiments.conflux.consensus import consensus_summaries
 from runner.experiments.conflux.consensus_report import relays_section
 from runner.experiments.conflux.legs import legs_result
-from runner.experiments.conflux.report import conflux_legs_section
+from runner.experiments.conflux.legs_report import conflux_legs_section
 from runner.report.base import Analysis
 from runner.spec.expect import ExpectKey
 from runner.tables.schema import CIRCUITS, RELAYS
