@@ -133,16 +133,18 @@ def _spec(args: argparse.Namespace) -> Spec:
 
 
 def _run(spec: Spec, args: argparse.Namespace) -> int:
+    from runner.analyses.measured_params import measured_params
     from runner.execute.cluster.executors import make_executor
     from runner.execute.cluster.options import parse_executor
     from runner.execute.run import run_experiment
 
+    layout = _layout(spec, args)
     executor = make_executor(
         parse_executor(args.executor), args.pinning, getattr(args, "threads", None)
     )
     outcomes = run_experiment(
         spec,
-        _layout(spec, args),
+        layout,
         sys.argv,
         jobs=args.jobs,
         backend=_backend(args, spec),
@@ -151,6 +153,7 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
         executor=executor,
         keep_stale=args.keep_stale,
         retry_failed=args.retry_failed,
+        measure_params=lambda variant, seed: measured_params(layout, variant, seed),
     )
     failed = [o for o in outcomes if o.status == "failed"]
     for o in failed:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from runner.analyses.client_bandwidth import per_client
 from runner.analyses.inputs import Inputs
 from runner.analyses.stats import Estimate, level_ci
-from runner.spec.model import ALL_RELAYS, BUSIEST, RELAY_ROLES
+from runner.spec.model import ALL_RELAYS, BUSIEST, LOAD_ROLES
 from runner.tables.schema import CLIENTS, RELAY_LOAD, ClientRow, RelayLoad, TransferRow
 
 
@@ -41,7 +41,7 @@ def run_loads(loads: list[RelayLoad]) -> list[RunLoad]:
     for load in loads:
         groups[(load.variant, load.seed, load.role)].append(load)
         groups[(load.variant, load.seed, ALL_RELAYS)].append(load)
-    order = (*RELAY_ROLES, ALL_RELAYS)
+    order = (*LOAD_ROLES, ALL_RELAYS)
     return [
         RunLoad(
             variant,

@@ -15,8 +15,9 @@ import socket
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -40,7 +41,7 @@ from runner.manifest import (
 from runner.network.backends import LOCAL, SHADOW, Backend
 from runner.network.generate import PATCHED_TOR, Tools, generate_run
 from runner.network.identity import TOOLS_PART, changed_parts, digest, spec_parts
-from runner.spec.model import Spec
+from runner.spec.model import Spec, Variant
 from runner.tools.prereqs import find, require
 from runner.tools.torbuild import load_source, patched_tor
 
@@ -116,6 +117,9 @@ class RunTask:
     # A complete run of another identity is in the run's place: it is moved
     # aside and removed once this one completes.
     replaces_stale: bool = False
+    # The variant's measured consensus parameters on this seed
+    # (runner.spec.measured), once its reference runs have been measured.
+    measured: tuple[tuple[str, int], ...] = ()
 
     @property
     def label(self) -> str:
@@ -134,7 +138,7 @@ def run_one(
     and returned, never raised."""
     spec, label, backend = task.spec, task.label, task.backend
     run_dir = task.layout.run_dir(task.variant, task.seed)
-    variant = spec.variant(task.variant)
+    variant = with_measured(spec.variant(task.variant), dict(task.measured))
     aside = stale_path(run_dir)
     if task.replaces_stale and run_dir.is_dir():
         if aside.exists():
@@ -182,6 +186,20 @@ def run_one(
         if not isinstance(exc, RunError):
             message += "\n" + traceback.format_exc(limit=4)
         return record_failure(task, message)
+
+
+def with_measured(variant: Variant, measured: dict[str, int]) -> Variant:
+    """``variant`` with its measured consensus parameters set; a variant
+    that measures some cannot run without them."""
+    missing = sorted(set(variant.consensus_from) - set(measured))
+    if missing:
+        raise RunError(f"{variant.name}: {', '.join(missing)} not measured yet")
+    return replace(variant, consensus=variant.consensus | measured) if measured else variant
+
+
+# Measures a variant's consensus parameters on a seed from the runs it
+# refers to (runner.analyses.measured_params); raises RunError when it cannot.
+MeasureParams = Callable[[Variant, int], dict[str, int]]
 
 
 def record_failure(task: RunTask, message: str) -> RunOutcome:
@@ -304,8 +322,14 @@ def run_experiment(
     executor: Executor | None = None,
     keep_stale: bool = False,
     retry_failed: bool = False,
+    measure_params: MeasureParams | None = None,
 ) -> list[RunOutcome]:
     """Generate and simulate every run not yet complete; return every outcome.
+
+    Variants that measure consensus parameters from another variant
+    (``consensus_from``) run after every other run, with the values
+    ``measure_params`` gives for their seed; a seed whose reference failed
+    fails them, with the reason.
 
     A complete run whose identity differs from what the spec now gives is
     run again (kept aside until its replacement completes), or with
@@ -345,15 +369,37 @@ def run_experiment(
         for c in stale:
             print(f"  {c.variant}/seed-{c.seed}: {', '.join(c.changed)} changed")
     print(f"backend: {backend.name}")
+    first = [t for t in todo if not spec.variant(t.variant).consensus_from]
+    then = [t for t in todo if spec.variant(t.variant).consensus_from]
     with Progress(len(todo)) as progress:
         if executor is not None:
             print(f"executor: {executor.describe()}")
-            outcomes += executor.run(todo, progress)
         else:
             placement = plan_placement(spec, backend, len(todo), jobs, threads, pinning)
             print(f"placement: {placement.describe(simulated=backend.simulated)}")
             tools = tools or resolve_tools(spec, backend)
-            outcomes += _run_here(todo, tools, placement, progress)
+        for wave, measures in ((first, False), (then, True)):
+            ready = []
+            for task in wave:
+                if measures:
+                    try:
+                        if measure_params is None:
+                            raise RunError("this command cannot measure consensus_from")
+                        values = measure_params(spec.variant(task.variant), task.seed)
+                    except RunError as exc:
+                        outcome = record_failure(task, str(exc))
+                        finish(progress, outcome)
+                        outcomes.append(outcome)
+                        continue
+                    task = replace(task, measured=tuple(sorted(values.items())))
+                ready.append(task)
+            if not ready:
+                continue
+            if executor is not None:
+                outcomes += executor.run(ready, progress)
+            else:
+                assert tools is not None
+                outcomes += _run_here(ready, tools, placement, progress)
     return outcomes
 
 

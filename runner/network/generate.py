@@ -231,6 +231,7 @@ def host_manifest(
             "workload": h.workload,
             "link": h.link,
             "client_relay": h.client_relay,
+            "client_relay_as": h.client_relay_as if h.client_relay else None,
             "origin": h.origin,  # the measured relay it was drawn as, if any
             "torrc_sections": sections.get(h.name, []),
             # For relays: the limit they apply to non-relay clients, if any.
@@ -325,6 +326,11 @@ def generate_run(
                 "tor": variant.tor,
                 "torrc": {k: list(v) for k, v in variant.torrc.items()},
                 "consensus": variant.consensus,
+                # Parameters measured from other runs of the seed, and how.
+                "consensus_from": {
+                    param: {"rule": m.describe(), "value": variant.consensus.get(param)}
+                    for param, m in variant.consensus_from.items()
+                },
             },
             "duration": {
                 "bootstrap_s": spec.duration.bootstrap,

@@ -50,9 +50,16 @@ def digest(value: Any) -> str:
 
 
 def _variant(variant: Variant) -> dict[str, Any]:
-    return {
+    """What the variant sets; consensus parameters it measures are left to
+    the runs they are measured from (``measured_from``), so the same run
+    has one identity before and after its parameters are measured."""
+    settings = {
         f.name: getattr(variant, f.name) for f in fields(variant) if f.name not in _VARIANT_LABELS
     }
+    settings["consensus"] = {
+        k: v for k, v in variant.consensus.items() if k not in variant.consensus_from
+    }
+    return settings
 
 
 def spec_parts(spec: Spec, variant: Variant, seed: int, backend: Backend) -> dict[str, Any]:
@@ -61,7 +68,7 @@ def spec_parts(spec: Spec, variant: Variant, seed: int, backend: Backend) -> dic
         "bootstrap": spec.duration.bootstrap,
         "measure": backend.measure(spec),
     }
-    return {
+    parts: dict[str, Any] = {
         "experiment": spec.name,  # mixed networks draw their hosts by it
         "variant": digest(_variant(variant)),
         "network": digest(spec.network),
@@ -70,6 +77,14 @@ def spec_parts(spec: Spec, variant: Variant, seed: int, backend: Backend) -> dic
         "seed": seed,
         "backend": backend.name,
     }
+    if variant.consensus_from:
+        # A simulation is deterministic: the runs measured from, by their
+        # own identities, decide the measured values.
+        sources = sorted({m.variant for m in variant.consensus_from.values()})
+        parts["measured_from"] = digest(
+            {name: spec_parts(spec, spec.variant(name), seed, backend) for name in sources}
+        )
+    return parts
 
 
 def run_identity(

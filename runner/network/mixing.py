@@ -45,7 +45,11 @@ def variant_plan(spec: Spec, variant: Variant, seed: int) -> NetworkPlan:
     for cls, share in variant.client_relays.items():
         names = [h.name for h in plan.hosts if h.role == "client" and h.cls == cls]
         relays |= _chosen(spec, seed, f"client-relays/{cls}", names, share)
-    hosts = tuple(replace(h, client_relay=True) if h.name in relays else h for h in plan.hosts)
+    role = variant.client_relay_role
+    hosts = tuple(
+        replace(h, client_relay=True, client_relay_as=role) if h.name in relays else h
+        for h in plan.hosts
+    )
     return NetworkPlan(plan.seed, plan.graph, hosts)
 
 

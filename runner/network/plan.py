@@ -38,8 +38,10 @@ class Host:
     workload: str | None = None
     measured: bool = False
     link: str | None = None  # a client's link class, when its group has them
-    # A client that also runs a relay (a middle, in the consensus).
+    # A client that also runs a relay, and the position it takes in the
+    # consensus (middle, guard or exit).
     client_relay: bool = False
+    client_relay_as: str = "middle"
     # Measured data the host was drawn from: a relay of a population
     # ("tor-2018 row 17 (US)"), a client's country speeds ("speedtest-2020 DE").
     origin: str | None = None
@@ -67,6 +69,16 @@ class NetworkPlan:
 
     def with_role(self, *roles: str) -> list[Host]:
         return [h for h in self.hosts if h.role in roles]
+
+    def in_position(self, position: str) -> list[Host]:
+        """The relays the authorities flag for ``position`` (guard or exit):
+        relays of that role or exitguards, and client relays placed there."""
+        return [
+            h
+            for h in self.hosts
+            if h.role in (position, "exitguard")
+            or (h.client_relay and h.client_relay_as == position)
+        ]
 
     def host(self, name: str) -> Host:
         for host in self.hosts:

@@ -86,8 +86,8 @@ def authority_torrc(
     voting_interval: int = 60,
     stable_from_start: bool = False,
 ) -> str:
-    guards = [keys[h.name].fingerprint for h in plan.with_role("guard", "exitguard")]
-    exits = [keys[h.name].fingerprint for h in plan.with_role("exit", "exitguard")]
+    guards = [keys[h.name].fingerprint for h in plan.in_position("guard")]
+    exits = [keys[h.name].fingerprint for h in plan.in_position("exit")]
     delay = min(5, (voting_interval - 1) // 4)
     lines = [
         "AuthoritativeDirectory 1",
@@ -162,8 +162,8 @@ def defaults_includes(host: Host) -> list[str]:
     files = [conf_file("common")]
     if host.role == "authority":
         files += [conf_file("relay"), conf_file("authority")]
-    elif host.client_relay:  # a client's own relay is a middle
-        files += [conf_file("relay"), conf_file("middle")]
+    elif host.client_relay:  # a client's own relay, in the variant's position
+        files += [conf_file("relay"), conf_file(host.client_relay_as)]
     elif host.is_relay:
         files += [conf_file("relay"), conf_file(host.role)]
     else:

@@ -10,11 +10,26 @@ from runner.analyses.load import LoadResult
 from runner.analyses.stats import Estimate
 from runner.report.base import Section
 from runner.report.markdown import table
-from runner.spec.model import ALL_RELAYS, RELAY_ROLES
+from runner.spec.model import ALL_RELAYS, CLIENT_RELAY, LOAD_ROLES
 
 
 def _pct(est: Estimate) -> str:
     return est.format(scale=100, unit="%", digits=0)
+
+
+def _bottlenecks(
+    summary: dict[tuple[str, str], tuple[Estimate, Estimate, Estimate]],
+    variants: list[str],
+    roles: list[str],
+) -> dict[str, tuple[str, Estimate]]:
+    """variant -> the role with the highest mean utilisation, and it."""
+    result = {}
+    for variant in variants:
+        present = [(summary[(variant, r)][0], r) for r in roles if (variant, r) in summary]
+        if present:
+            est, role = max(present, key=lambda p: p[0].mean)
+            result[variant] = (role, est)
+    return result
 
 
 def load_section(result: LoadResult, inp: Inputs, out: Path) -> Section:
@@ -33,7 +48,7 @@ def load_section(result: LoadResult, inp: Inputs, out: Path) -> Section:
     if not result.runs:
         return section
     summary = result.summary
-    roles = [r for r in (*RELAY_ROLES, ALL_RELAYS) if any(k[1] == r for k in summary)]
+    roles = [r for r in (*LOAD_ROLES, ALL_RELAYS) if any(k[1] == r for k in summary)]
     rows = []
     for variant in inp.variants:
         for role in roles:
@@ -59,6 +74,19 @@ def load_section(result: LoadResult, inp: Inputs, out: Path) -> Section:
             rows,
         ),
     ]
+    bottlenecks = _bottlenecks(summary, inp.variants, [r for r in roles if r != ALL_RELAYS])
+    if len({role for role, _ in bottlenecks.values()}) > 1 or any(
+        r.startswith(CLIENT_RELAY) for r in roles
+    ):
+        section.lines += [
+            "",
+            "The bottleneck of each variant: the role whose relays were busiest on average.",
+            "",
+            *table(
+                ["variant", "bottleneck", "mean utilisation"],
+                [[v, role, _pct(est)] for v, (role, est) in bottlenecks.items()],
+            ),
+        ]
     shares = result.shares
     if shares:
         share_rows = [

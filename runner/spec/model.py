@@ -24,6 +24,7 @@ from runner.spec.consensus import known_consensus_params, unknown_param_message
 from runner.spec.expect import ExpectKey, parse_expect
 from runner.spec.hypotheses import Hypothesis, parse_hypotheses
 from runner.spec.matrix import FACTORS, expand_spec
+from runner.spec.measured import MeasuredParam, check_references, parse_measured
 from runner.units import human_size, short
 from topologies import GENERATORS
 from workloads.models import MODELS
@@ -168,10 +169,31 @@ class Variant:
     # accepting every address, a SOCKS or control port on another address)
     # are meant: the local backend runs them (runner.network.exposure).
     opens_network: bool = False
+    # The position client relays take in the consensus: middle, guard or
+    # exit (an exit's policy reaches only the experiment's servers).
+    client_relay_role: str = "middle"
+    # Consensus parameters set per seed from what another variant's clients
+    # got on that seed (runner.spec.measured).
+    consensus_from: dict[str, MeasuredParam] = field(default_factory=dict)
+    # The topology the variant runs on, when its ``topology:`` changes the
+    # network's parameters (loss on a link as a factor); None: the network's.
+    topology: Topology | None = None
 
 
 # The group of clients that also run a relay (variants' client_relays).
 CLIENT_RELAY = "client-relay"
+# The positions a client relay can take (variants' client_relay_role).
+CLIENT_RELAY_ROLES = ("middle", "guard", "exit")
+
+
+def client_relay_load_role(position: str) -> str:
+    """The role client relays in ``position`` are counted under in the load
+    table (relay_load.csv)."""
+    return f"{CLIENT_RELAY}-{position}"
+
+
+# Every role the load table can name, in the order reports list them.
+LOAD_ROLES = (*RELAY_ROLES, *(client_relay_load_role(p) for p in CLIENT_RELAY_ROLES))
 
 
 @dataclass(frozen=True)
@@ -403,7 +425,7 @@ def _measured_link(name: str, value: dict[str, Any], where: Where) -> LinkClass:
     )
 
 
-def _topology(value: Any, where: Where) -> Topology:
+def _topology(value: Any, where: Where, params_where: Where | None = None) -> Topology:
     body = _mapping(value, where, ("generator",), ("params",))
     generator = body["generator"]
     if generator not in GENERATORS:
@@ -411,7 +433,7 @@ def _topology(value: Any, where: Where) -> Topology:
             f"unknown topology generator {generator!r} (known: {', '.join(GENERATORS)})"
         )
     module = GENERATORS[generator]
-    params_where = where.child("params")
+    params_where = params_where or where.child("params")
     if hasattr(module, "check"):
         params = module.check(body.get("params") or {}, params_where)
     else:
@@ -555,6 +577,7 @@ def _variants(
     client_classes: set[str],
     new_params: frozenset[str] = frozenset(),
     expect_keys: Sequence[ExpectKey] = (),
+    topology: tuple[Topology, Any] | None = None,
 ) -> tuple[Variant, ...]:
     if not isinstance(value, dict) or not value:
         raise where.error("expected a mapping of variants (at least one)")
@@ -578,6 +601,9 @@ def _variants(
                 "clients",
                 "cross_flows",
                 "opens_network",
+                "client_relay_role",
+                "consensus_from",
+                "topology",
                 FACTORS,
             ),
         )
@@ -617,11 +643,15 @@ def _variants(
         consensus_body = body.get("consensus") or {}
         if not isinstance(consensus_body, dict):
             raise cw.error("expected a mapping of consensus parameter to integer")
-        for key, raw in consensus_body.items():
-            if not _CONSENSUS_PARAM.match(str(key)):
-                raise cw.child(str(key)).error("expected a consensus parameter name")
+
+        def known_param(key: str, where: Where) -> None:
+            if not _CONSENSUS_PARAM.match(key):
+                raise where.error("expected a consensus parameter name")
             if key not in known_consensus_params() and key not in new_params:
-                raise cw.child(str(key)).error(unknown_param_message(str(key)))
+                raise where.error(unknown_param_message(key))
+
+        for key, raw in consensus_body.items():
+            known_param(str(key), cw.child(str(key)))
             consensus[str(key)] = _value(
                 raw, cw.child(str(key)), Param("int", minimum=-(2**31), maximum=2**31 - 1)
             )
@@ -655,9 +685,37 @@ def _variants(
                 ),
                 _factor_levels(body.get(FACTORS), w.child(FACTORS)),
                 _value(body.get("opens_network", False), w.child("opens_network"), Param("bool")),
+                _value(
+                    body.get("client_relay_role", "middle"),
+                    w.child("client_relay_role"),
+                    Param("str", choices=CLIENT_RELAY_ROLES),
+                ),
+                parse_measured(
+                    body.get("consensus_from"),
+                    w.child("consensus_from"),
+                    client_classes,
+                    known_param,
+                ),
+                _variant_topology(body.get("topology"), w.child("topology"), topology),
             )
         )
     return tuple(variants)
+
+
+def _variant_topology(
+    value: Any, where: Where, network: tuple[Topology, Any] | None
+) -> Topology | None:
+    """A variant's ``topology:``: parameters that replace the network's
+    (``packet_loss`` as a factor), validated as the network's are."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not value or network is None:
+        raise where.error(
+            "expected a mapping of topology parameters, e.g. {packet_loss: {a-b: 0.0001}}"
+        )
+    topology, given = network
+    merged = {**(given or {}), **value}
+    return _topology({"generator": topology.generator, "params": merged}, where, params_where=where)
 
 
 def _is_control(char: str) -> bool:
@@ -850,7 +908,9 @@ def parse_spec(
         {g.name for g in network.clients},
         new_params,
         expect_keys,
+        (network.topology, body["network"].get("topology", {}).get("params")),
     )
+    check_references(list(variants), top.child("variants"))
     names = [v.name for v in variants]
     for v in variants:
         if v.cross_flows is not None and network.cross_traffic is None:

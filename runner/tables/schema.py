@@ -25,7 +25,7 @@ from runner.logs import oniontrace as parse_oniontrace
 from runner.logs import tgen as parse_tgen
 from runner.logs.run_logs import RunLogs
 from runner.logs.tgen import Transfer
-from runner.spec.model import CLIENT_RELAY, RELAY_ROLES
+from runner.spec.model import CLIENT_RELAY, RELAY_ROLES, client_relay_load_role
 from runner.tables.table import Table, column
 
 SECONDS = 6  # decimals of times in seconds
@@ -331,16 +331,29 @@ def _p90(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
 
 
+def load_role(info: dict[str, Any]) -> str | None:
+    """The role a host's load is counted under: its relay role, or for a
+    client that also runs a relay ``client-relay-<position>``; None for
+    hosts that relay nothing."""
+    if info["role"] in RELAY_ROLES:
+        return str(info["role"])
+    if info.get("client_relay"):
+        return client_relay_load_role(info.get("client_relay_as") or "middle")
+    return None
+
+
 def relay_load_rows(logs: RunLogs) -> Iterator[RelayLoad]:
     """How busy each relay was over the measured period, from the bytes its
     tor read and wrote each second (oniontrace's BW events): a second's
-    utilisation is the larger of the two over the relay's link capacity."""
+    utilisation is the larger of the two over the relay's link capacity.
+    A client relay's own traffic is in its figures too."""
     manifest = logs.manifest
     duration = manifest.get("duration") or {}
     begin = float(manifest.get("clock_epoch", 0)) + float(duration.get("bootstrap_s", 0))
     end = begin + float(duration.get("measure_s", 0))
     for host, info in sorted(manifest["hosts"].items()):
-        if info["role"] not in RELAY_ROLES:
+        role = load_role(info)
+        if role is None:
             continue
         capacity = int(info["bandwidth_up_bits"]) // 8
         seconds = []
@@ -357,7 +370,7 @@ def relay_load_rows(logs: RunLogs) -> Iterator[RelayLoad]:
         yield RelayLoad(
             **_run(logs),
             relay=host,
-            role=info["role"],
+            role=role,
             capacity_bytes=capacity,
             seconds=len(seconds),
             mean_read_bytes=round(sum(s.read for s in seconds) / len(seconds)),
