@@ -16,7 +16,7 @@ import networkx as nx
 from runner.datasets import country_speeds
 from runner.errors import DataError
 from runner.network.sampling import sample_relays, split_by_shares
-from runner.spec.model import ClientGroup, LinkClass, RelayGroup, Spec
+from runner.spec.model import ClientGroup, LinkClass, RelayGroup, Spec, Topology
 from topologies import get_generator
 from topologies.gml import check_shadow_rules, nodes_in_region
 
@@ -162,11 +162,15 @@ class _Placer:
         return places
 
 
-def plan_network(spec: Spec, seed: int, extra_clients: float = 0.0) -> NetworkPlan:
+def plan_network(
+    spec: Spec, seed: int, extra_clients: float = 0.0, topology: Topology | None = None
+) -> NetworkPlan:
     """The network that ``seed`` names for ``spec``; with ``extra_clients``,
-    that network plus that share more clients of each class."""
+    that network plus that share more clients of each class; with
+    ``topology``, on that topology's links instead (a variant's own loss):
+    its hosts are the same, as the generators draw the same numbers."""
     rng = random.Random(f"{spec.name}/network/{seed}")
-    topology = spec.network.topology
+    topology = topology or spec.network.topology
     graph = get_generator(topology.generator).build(topology.params, rng)
     check_shadow_rules(graph)
     placer = _Placer(graph, rng)
