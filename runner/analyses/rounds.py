@@ -128,6 +128,33 @@ class PhaseSummary:
     throughput: Estimate  # Mbit/s, likewise
 
 
+def _kept(complete: list[Round]) -> tuple[tuple[float, float], dict[int, list[Round]]]:
+    """Tukey's fences over complete rounds, and per seed the rounds within them."""
+    low, high = tukey_fences([r.completion for r in complete if r.completion is not None])
+    per_seed: dict[int, list[Round]] = defaultdict(list)
+    for r in complete:
+        if r.completion is not None and low <= r.completion <= high:
+            per_seed[r.seed].append(r)
+    return (low, high), per_seed
+
+
+def seed_completions(all_rounds: Sequence[Round]) -> dict[tuple[str, str], dict[int, float]]:
+    """(variant, phase) -> per seed, the mean completion time of its
+    complete rounds within Tukey's fences (as ``summarize`` counts them)."""
+    by_key: dict[tuple[str, str], list[Round]] = defaultdict(list)
+    for r in all_rounds:
+        if r.completion is not None:
+            by_key[(r.variant, r.phase)].append(r)
+    result = {}
+    for key, complete in by_key.items():
+        _, per_seed = _kept(complete)
+        result[key] = {
+            seed: float(np.mean([r.completion for r in rs if r.completion]))
+            for seed, rs in per_seed.items()
+        }
+    return result
+
+
 def summarize(all_rounds: Sequence[Round], variants: Sequence[str]) -> list[PhaseSummary]:
     """Per variant and phase: completion time and throughput over seeds,
     each seed's rounds outside Tukey's fences (over all seeds of the
@@ -142,11 +169,8 @@ def summarize(all_rounds: Sequence[Round], variants: Sequence[str]) -> list[Phas
         complete = [r for r in group if r.completion is not None]
         if not complete:
             continue
-        low, high = tukey_fences([r.completion for r in complete if r.completion is not None])
-        kept = [r for r in complete if r.completion is not None and low <= r.completion <= high]
-        per_seed: dict[int, list[Round]] = defaultdict(list)
-        for r in kept:
-            per_seed[r.seed].append(r)
+        (low, high), per_seed = _kept(complete)
+        kept = [r for rs in per_seed.values() for r in rs]
         completion = level_ci(
             [float(np.mean([r.completion for r in rs if r.completion])) for rs in per_seed.values()]
         )

@@ -4,7 +4,7 @@ client's pinned path, with the checks that fail a run."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from runner.analyses.inputs import Inputs
 from runner.analyses.rounds import (
@@ -24,6 +24,7 @@ from runner.experiments.mctor.connections import (
     pinned_path,
     stream_circuits,
 )
+from runner.experiments.mctor.loss_gain import LossGain, loss_gains
 from runner.experiments.mctor.tables import PLACEMENTS
 from runner.spec.model import Spec, Variant
 from runner.tables.schema import SERVED
@@ -64,6 +65,8 @@ class MctorResult:
     stream_circuits: list[StreamCircuits]
     spread: list[CircuitSpread]
     failures: list[str]
+    # The change of N connections over one, per phase, beside the loss rate.
+    loss_gains: list[LossGain] = field(default_factory=list)
 
 
 def mctor_result(inp: Inputs) -> MctorResult:
@@ -80,8 +83,9 @@ def mctor_result(inp: Inputs) -> MctorResult:
     all_rounds = rounds(inp.transfers, SERVED.read_from(inp.layout), phases_by_class)
     summaries = summarize(all_rounds, variants)
     gaps = fairness_gaps(all_rounds, variants)
+    gains = loss_gains(spec, all_rounds)
     if not expected:
-        return MctorResult(True, summaries, gaps, {}, [], [], [], [])
+        return MctorResult(True, summaries, gaps, {}, [], [], [], [], gains)
     paths = pinned_paths(spec, inp.measured_clients)
     placements = PLACEMENTS.read_from(inp.layout)
     hops = hop_checks(placements, paths, expected)
@@ -112,4 +116,4 @@ def mctor_result(inp: Inputs) -> MctorResult:
         for s in spread
         if s.ok is False
     ]
-    return MctorResult(True, summaries, gaps, expected, hops, used, spread, failures)
+    return MctorResult(True, summaries, gaps, expected, hops, used, spread, failures, gains)

@@ -13,16 +13,94 @@ import matplotlib.pyplot as plt
 from runner.analyses.inputs import Inputs
 from runner.analyses.rounds import PhaseSummary
 from runner.experiments.mctor.analysis import MctorResult, stream_rule
+from runner.experiments.mctor.loss_gain import CONNECTIONS, LossGain
 from runner.report.base import Section
 from runner.report.markdown import table
 from runner.report.plots import draw_cdf  # noqa: F401  (sets matplotlib's Agg backend first)
-from runner.spec.model import Spec
+from runner.spec.model import Spec, Variant
 
 _SCENARIO = re.compile(r"(^|-)n\d+(-(uniform|hashing))?$")
 
 
-def _scenario(name: str) -> str:
-    return _SCENARIO.sub("", name) or "base"
+def _scenario(variant: Variant) -> str:
+    """The variant's levels but its connections (a matrix's), or its name
+    without N and the rule."""
+    if CONNECTIONS in variant.factors:
+        return " ".join(x for k, x in variant.factors.items() if k != CONNECTIONS)
+    return _SCENARIO.sub("", variant.name) or "base"
+
+
+def _gain_plot(gains: list[LossGain], phase: str, path: Path) -> None:
+    """The change of round completion time against loss, one line per
+    scenario and N connections."""
+    series: dict[str, list[LossGain]] = defaultdict(list)
+    for g in gains:
+        if g.phase == phase:
+            series[f"{g.others} {g.connections}"].append(g)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, points in sorted(series.items()):
+        points.sort(key=lambda g: g.loss)
+        xs = [g.loss * 100 for g in points]
+        ys = [g.change.mean * 100 for g in points]
+        low = [
+            (g.change.mean - g.change.low) * 100 if g.change.low is not None else 0.0
+            for g in points
+        ]
+        high = [
+            (g.change.high - g.change.mean) * 100 if g.change.high is not None else 0.0
+            for g in points
+        ]
+        seeds = min(g.change.n for g in points)
+        ax.errorbar(
+            xs, ys, yerr=[low, high], marker="o", capsize=3, label=f"{label} ({seeds} seeds)"
+        )
+    ax.axhline(0, color="grey", linewidth=0.8)
+    ax.set_xticks(sorted({g.loss * 100 for g in gains if g.phase == phase}))
+    ax.set_xlabel("packet loss on the lossy hop, each way (%)")
+    ax.set_ylabel("round completion time vs N = 1 (%)")
+    ax.set_title(f"{phase}: change over one connection, 95% t interval")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="x-small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _gain_lines(gains: list[LossGain], out: Path) -> tuple[list[str], list[Path]]:
+    if not gains:
+        return [], []
+    lines = [
+        "",
+        "## Gain against loss",
+        "",
+        "For each variant with N connections per hop: the change of its mean round "
+        "completion time against the one-connection variant of the same scenario and "
+        "loss, paired by seed (per seed the ratio of the two seeds' means of their "
+        "rounds within Tukey's fences; geometric mean, 95% t interval on the log ratios, "
+        "so it cannot pass -100%). Negative: N connections finish rounds sooner. Loss is "
+        "the largest on any link of the variant's network, each way.",
+        "",
+        *table(
+            ["phase", "scenario", "connections", "loss", "change vs N = 1", "seeds"],
+            [
+                [
+                    g.phase,
+                    g.others,
+                    g.connections,
+                    f"{g.loss:.2%}",
+                    g.change.format(100, "%", 1),
+                    str(g.change.n),
+                ]
+                for g in sorted(gains, key=lambda g: (g.phase, g.others, g.connections, g.loss))
+            ],
+        ),
+    ]
+    plots = []
+    for phase in sorted({g.phase for g in gains}):
+        path = out / f"mctor-gain-vs-loss-{phase}.png"
+        _gain_plot(gains, phase, path)
+        plots.append(path)
+    return lines, plots
 
 
 def _plot(summaries: list[PhaseSummary], spec: Spec, phase: str, path: Path) -> None:
@@ -36,7 +114,7 @@ def _plot(summaries: list[PhaseSummary], spec: Spec, phase: str, path: Path) -> 
             continue
         rules = ("uniform", "hashing") if n == 1 else (stream_rule(variant),)
         for rule in rules:
-            series[f"{_scenario(s.variant)} {rule}"].append((n, s))
+            series[f"{_scenario(variant)} {rule}"].append((n, s))
     fig, ax = plt.subplots(figsize=(6, 4))
     for label, points in sorted(series.items()):
         if len(points) < 2:
@@ -107,6 +185,10 @@ def mctor_sections(result: MctorResult, inp: Inputs, out: Path) -> Section:
         path = out / f"mctor-completion-{phase}.png"
         _plot(summaries, spec, phase, path)
         plots.append(path)
+
+    gain_lines, gain_plots = _gain_lines(result.loss_gains, out)
+    lines += gain_lines
+    plots += gain_plots
 
     gaps = result.gaps
     if gaps:

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from runner.analyses.client_bandwidth import ClientBandwidth, group_means, per_client
 from runner.analyses.inputs import Inputs
 from runner.analyses.stats import Estimate
+from runner.experiments.tortoise.setting import LimitSetting, limit_settings, setting_failures
 from runner.spec.model import CLIENT_RELAY
 from runner.tables.schema import CLIENTS, RELAYS, CircuitRow, ClientRow, RelayRow, TransferRow
 
@@ -144,6 +145,8 @@ class ClientsResult:
     reference: RelayLimit | None  # the limit most relays were given
     checks: list[LimitCheck]
     failures: list[str]
+    # Measured limits: their multiple, value per seed and what they did.
+    settings: list[LimitSetting] = field(default_factory=list)
 
 
 def clients_result(inp: Inputs) -> ClientsResult:
@@ -153,10 +156,13 @@ def clients_result(inp: Inputs) -> ClientsResult:
     if not bandwidths:
         return ClientsResult([], {}, None, [], [])
     means = group_means(bandwidths, inp.variants)
-    limits = relay_limits(RELAYS.read_from(inp.layout))
+    relays = RELAYS.read_from(inp.layout)
+    limits = relay_limits(relays)
     reference = _reference(limits)
     if reference is None:
         return ClientsResult(bandwidths, means, None, [], [])
     checks = limit_checks(inp.transfers, clients, inp.circuits, limits, reference)
     failures = [_failure(c) for c in checks if c.standing == "held" and c.over]
-    return ClientsResult(bandwidths, means, reference, checks, failures)
+    settings = limit_settings(inp.spec, relays, bandwidths)
+    failures += setting_failures(settings)
+    return ClientsResult(bandwidths, means, reference, checks, failures, settings)

@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt
 from runner.analyses.client_bandwidth import ClientBandwidth
 from runner.analyses.inputs import Inputs
 from runner.experiments.tortoise.limits import ClientsResult
+from runner.experiments.tortoise.setting import NOTICED, LimitSetting
 from runner.report.axes import log_x_axis
 from runner.report.base import Section
 from runner.report.markdown import table
@@ -41,6 +42,47 @@ def _cdf(bandwidths: list[ClientBandwidth], group: str, variants: list[str], pat
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _ratio(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0%}"
+
+
+def _settings(settings: list[LimitSetting]) -> list[str]:
+    """The measured limits: how each was set, its value per seed, and what
+    it did to bulk and web clients against the variant it was measured from."""
+    if not settings:
+        return []
+    rows = []
+    for s in settings:
+        values = ", ".join(
+            f"{x.seed}: {x.rate / 1024:.0f}" if x.rate else f"{x.seed}: –" for x in s.seeds
+        )
+        verdict = "–"
+        if s.checked:
+            binds = "binds bulk" if s.binds_bulk else "does not bind bulk"
+            spares = "spares web" if s.spares_web else "slows web"
+            verdict = f"{binds}, {spares}"
+        rows.append(
+            [s.variant, s.rule, values, _ratio(s.bulk), _ratio(s.web), verdict, str(len(s.seeds))]
+        )
+    return [
+        "",
+        "## Where the limits sat",
+        "",
+        "Each limit is set per seed from the network it runs in: a multiple of a class's "
+        "mean client bandwidth in another variant on the same seed. *Per seed* gives the "
+        "rate the relays were given (KiB/s); *bulk* and *web* the seed's mean client "
+        "bandwidth of that class over the measured-from variant's, as a mean over seeds. "
+        f"A limit *binds bulk* when bulk clients fall by {NOTICED:.0%} or more and "
+        f"*spares web* when web clients fall by less; it is checked where the variant "
+        "differs from the one it was measured from by the limit alone.",
+        "",
+        *table(
+            ["variant", "limit", "per seed (KiB/s)", "bulk", "web", "check", "seeds"],
+            rows,
+        ),
+    ]
 
 
 def client_sections(result: ClientsResult, inp: Inputs, out: Path) -> Section:
@@ -77,6 +119,7 @@ def client_sections(result: ClientsResult, inp: Inputs, out: Path) -> Section:
     reference, checks = result.reference, result.checks
     if reference is None:
         return Section(lines=lines, plots=plots)
+    lines += _settings(result.settings)
     lines += [
         "",
         "## Rate limit",

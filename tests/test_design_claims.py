@@ -1,0 +1,82 @@
+"""What the Tortoise and MCTor reports compute for their designs' claims:
+where a measured limit sat and whether it bound bulk and spared web
+clients; MCTor's gain over one connection beside each variant's loss."""
+
+from pathlib import Path
+
+import yaml
+
+from runner.analyses.client_bandwidth import ClientBandwidth
+from runner.analyses.rounds import Round
+from runner.experiments import parse_spec
+from runner.experiments.mctor.loss_gain import loss_gains, loss_rate
+from runner.experiments.tortoise.setting import limit_settings, setting_failures
+from runner.tables.schema import RelayRow
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+def _bandwidth(variant: str, seed: int, host: str, group: str, kib: float) -> ClientBandwidth:
+    return ClientBandwidth(variant, seed, host, group, int(kib * 1024 * 10), 10.0, 3)
+
+
+def test_a_measured_limit_is_shown_per_seed_and_checked_against_its_reference() -> None:
+    spec = parse_spec(yaml.safe_load((CONFIGS / "tortoise-small.yaml").read_text()), "t.yaml")
+    relays = [
+        RelayRow("limit-low", seed, f"relay{i}", "guard", (), 1, True, rate, 1_000_000)
+        for seed, rate in ((1, 80_000), (2, 90_000))
+        for i in range(3)
+    ]
+    bandwidths = []
+    for seed in (1, 2):
+        bandwidths += [
+            _bandwidth("unlimited", seed, "b1", "bulk", 160),
+            _bandwidth("unlimited", seed, "w1", "web", 120),
+            _bandwidth("limit-low", seed, "b1", "bulk", 80),  # bound: half
+            _bandwidth("limit-low", seed, "w1", "web", 115),  # spared: -4%
+            _bandwidth("limit-high", seed, "b1", "bulk", 150),  # -6%: does not bind
+            _bandwidth("limit-high", seed, "w1", "web", 100),  # -17%: slows web
+            _bandwidth("relays20-low", seed, "b1", "bulk", 150),
+            _bandwidth("relays20-low", seed, "w1", "web", 100),
+        ]
+    settings = {s.variant: s for s in limit_settings(spec, relays, bandwidths)}
+    low, high = settings["limit-low"], settings["limit-high"]
+    assert [x.rate for x in low.seeds] == [80_000, 90_000]
+    assert [x.rate for x in high.seeds] == [None, None]  # its relays are not in the table
+    assert low.rule.startswith("0.5 x unlimited's bulk")
+    assert round(low.bulk or 0, 3) == 0.5 and low.binds_bulk and low.spares_web
+    assert high.binds_bulk is False and high.spares_web is False
+    # A variant that changes more than the limit is shown, not checked.
+    assert settings["relays20-low"].checked is False and low.checked and high.checked
+    failures = setting_failures(list(settings.values()))
+    assert len(failures) == 2 and all(f.startswith("limit-high:") for f in failures)
+
+
+def _rounds(variant: str, seed: int, phase: str, seconds: float) -> list[Round]:
+    return [
+        Round(variant, seed, "user", phase, 10.0 * i, 5, 5, 0, seconds, 10_000_000)
+        for i in range(10)
+    ]
+
+
+def test_the_gain_of_n_connections_is_paired_by_seed_and_placed_at_its_loss() -> None:
+    spec = parse_spec(yaml.safe_load((CONFIGS / "mctor-small.yaml").read_text()), "m.yaml")
+    assert loss_rate(spec, spec.variant("base-n1-noloss")) == 0.0
+    assert loss_rate(spec, spec.variant("base-n1-loss05")) == 0.0005
+    all_rounds = []
+    for seed, scale in ((1, 1.0), (2, 2.0)):  # seed 2 twice as slow for every variant
+        all_rounds += _rounds("base-n1-loss05", seed, "download", 20 * scale)
+        all_rounds += _rounds("base-n5-uniform-loss05", seed, "download", 10 * scale)
+        all_rounds += _rounds("base-n1-noloss", seed, "download", 8 * scale)
+        all_rounds += _rounds("base-n5-uniform-noloss", seed, "download", 8 * scale)
+        all_rounds += _rounds("busy-n5-uniform-loss05", seed, "download", 5 * scale)
+    gains = {(g.variant, g.phase): g for g in loss_gains(spec, all_rounds)}
+    lossy = gains[("base-n5-uniform-loss05", "download")]
+    assert lossy.reference == "base-n1-loss05" and lossy.loss == 0.0005
+    assert lossy.others == "base" and lossy.connections == "n5-uniform"
+    # Paired by seed: the seeds' own speeds cancel, so the interval is a point.
+    assert round(lossy.change.mean, 6) == -0.5 and lossy.change.n == 2
+    assert round(lossy.change.low or 0, 6) == -0.5
+    assert round(gains[("base-n5-uniform-noloss", "download")].change.mean, 6) == 0.0
+    # No one-connection run of its scenario and loss: no gain to give.
+    assert ("busy-n5-uniform-loss05", "download") not in gains
