@@ -34,7 +34,10 @@ def test_the_congestion_matrices_expand_to_the_variants_written_out_before(name:
     assert len(variants) == 54
     for body in variants.values():
         assert set(body.pop("factors")) == {"scenario", "mechanism"}
-        assert body.pop("opens_network") is False  # a key added since
+        assert body.pop("opens_network") is False  # keys added since
+        assert body.pop("client_relay_role") == "middle"
+        assert body.pop("consensus_from") == {}
+        assert body.pop("topology") is None
     as_json = json.loads(json.dumps(variants))  # tuples as lists, as the file has them
     assert as_json == before["variants"]
     assert sorted(map(list, spec.comparisons)) == sorted(before["comparisons"])
