@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 
 from runner.analyses.client_bandwidth import ClientBandwidth
-from runner.analyses.rounds import Round
+from runner.analyses.rounds import Round, too_few_rounds
 from runner.experiments import parse_spec
 from runner.experiments.mctor.loss_gain import loss_gains, loss_rate
 from runner.experiments.tortoise.setting import limit_settings, setting_failures
@@ -80,3 +80,11 @@ def test_the_gain_of_n_connections_is_paired_by_seed_and_placed_at_its_loss() ->
     assert round(gains[("base-n5-uniform-noloss", "download")].change.mean, 6) == 0.0
     # No one-connection run of its scenario and loss: no gain to give.
     assert ("busy-n5-uniform-loss05", "download") not in gains
+
+
+def test_a_run_with_too_few_rounds_of_a_phase_is_named() -> None:
+    all_rounds = _rounds("n1", 1, "download", 20.0)[:9] + _rounds("n1", 1, "video", 2.0)
+    failed = Round("n1", 1, "user", "download", 500.0, 5, 4, 1, None, 10_000_000)
+    lines = too_few_rounds([*all_rounds, failed], 10)
+    assert lines == ["n1/seed-1 user: 9 complete download rounds, fewer than 10"]
+    assert too_few_rounds(all_rounds, 0) == []

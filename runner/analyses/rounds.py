@@ -138,6 +138,20 @@ def _kept(complete: list[Round]) -> tuple[tuple[float, float], dict[int, list[Ro
     return (low, high), per_seed
 
 
+def too_few_rounds(all_rounds: Sequence[Round], minimum: int) -> list[str]:
+    """A line per run, client and phase with fewer than ``minimum`` complete rounds."""
+    if minimum <= 0:
+        return []
+    counts: dict[tuple[str, int, str, str], int] = defaultdict(int)
+    for r in all_rounds:
+        counts[(r.variant, r.seed, r.host, r.phase)] += int(r.completion is not None)
+    return [
+        f"{variant}/seed-{seed} {host}: {n} complete {phase} rounds, fewer than {minimum}"
+        for (variant, seed, host, phase), n in sorted(counts.items())
+        if n < minimum
+    ]
+
+
 def seed_completions(all_rounds: Sequence[Round]) -> dict[tuple[str, str], dict[int, float]]:
     """(variant, phase) -> per seed, the mean completion time of its
     complete rounds within Tukey's fences (as ``summarize`` counts them)."""

@@ -220,6 +220,9 @@ class Duration:
 class Checks:
     min_completion: float  # per measured client and run
     min_transfers_per_size: int = 0  # completed, per measured client, run and size
+    # Complete rounds of each phase, per measured client and run (the
+    # rounds workload): fewer cannot say how long a round takes.
+    min_rounds_per_phase: int = 0
     # Relay role (or "relays": all) -> the range its relays' mean utilisation
     # over the measured period must be in, per run (the load check).
     load: dict[str, tuple[float, float]] = field(default_factory=dict)
@@ -925,7 +928,13 @@ def parse_spec(
         body.get("checks") or {},
         cw,
         (),
-        ("min_completion", "min_transfers_per_size", "load", "load_variants"),
+        (
+            "min_completion",
+            "min_transfers_per_size",
+            "min_rounds_per_phase",
+            "load",
+            "load_variants",
+        ),
     )
     checks = Checks(
         min_completion=_value(
@@ -936,6 +945,11 @@ def parse_spec(
         min_transfers_per_size=_value(
             cbody.get("min_transfers_per_size", 0),
             cw.child("min_transfers_per_size"),
+            Param("int", minimum=0),
+        ),
+        min_rounds_per_phase=_value(
+            cbody.get("min_rounds_per_phase", 0),
+            cw.child("min_rounds_per_phase"),
             Param("int", minimum=0),
         ),
         load=_load_ranges(cbody.get("load"), cw.child("load")),

@@ -14,6 +14,7 @@ from runner.analyses.rounds import (
     fairness_gaps,
     rounds,
     summarize,
+    too_few_rounds,
 )
 from runner.experiments.mctor.connections import (
     CircuitSpread,
@@ -84,8 +85,9 @@ def mctor_result(inp: Inputs) -> MctorResult:
     summaries = summarize(all_rounds, variants)
     gaps = fairness_gaps(all_rounds, variants)
     gains = loss_gains(spec, all_rounds)
+    few = too_few_rounds(all_rounds, spec.checks.min_rounds_per_phase)
     if not expected:
-        return MctorResult(True, summaries, gaps, {}, [], [], [], [], gains)
+        return MctorResult(True, summaries, gaps, {}, [], [], [], few, gains)
     paths = pinned_paths(spec, inp.measured_clients)
     placements = PLACEMENTS.read_from(inp.layout)
     hops = hop_checks(placements, paths, expected)
@@ -96,7 +98,7 @@ def mctor_result(inp: Inputs) -> MctorResult:
     }
     used = stream_circuits(inp.circuits, paths.keys(), circuits_expected)
     spread = circuit_spread(placements, inp.circuits, paths, expected)
-    failures = [
+    failures = few + [
         f"{h.variant}/seed-{h.seed} {h.host} → {h.peer}: "
         f"{'no placement logged' if h.usable_connections is None else h.usable_connections} "
         f"usable connections, expected {h.expected}"

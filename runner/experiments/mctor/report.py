@@ -240,7 +240,14 @@ def mctor_sections(result: MctorResult, inp: Inputs, out: Path) -> Section:
             ],
         )
         lines += _circuit_sections(result, variants)
-    return Section(failures=result.failures, lines=lines, plots=plots)
+    section = Section(failures=result.failures, lines=lines, plots=plots)
+    minimum = spec.checks.min_rounds_per_phase
+    if minimum:
+        section.checks.append(
+            f"Rounds: every measured client completes at least {minimum} rounds of each "
+            "phase in every run."
+        )
+    return section
 
 
 def _ok(value: bool | None) -> str:
