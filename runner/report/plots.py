@@ -22,6 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 from scipy import stats as scipy_stats  # noqa: E402
 
 from runner.analyses.stats import ClientValues, client_ecdf, ecdf_quantiles  # noqa: E402
@@ -36,6 +37,23 @@ LABELS = {
 }
 BAND_MIN_SEEDS = 3
 LEVELS = np.linspace(0.01, 0.99, 99)
+
+
+def save_figure(
+    fig: Figure, ax: Axes, path: Path, labels: tuple[str, str, str], legend: str = "best"
+) -> None:
+    """Label ``ax`` (x, y, title), grid it, give it a legend when it has
+    lines, and write ``fig`` to ``path``."""
+    xlabel, ylabel, title = labels
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc=legend, fontsize="x-small")  # type: ignore[call-overload]
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def seed_band(

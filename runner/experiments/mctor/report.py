@@ -16,7 +16,7 @@ from runner.experiments.mctor.analysis import MctorResult, stream_rule
 from runner.experiments.mctor.loss_gain import CONNECTIONS, LossGain
 from runner.report.base import Section
 from runner.report.markdown import table
-from runner.report.plots import draw_cdf  # noqa: F401  (sets matplotlib's Agg backend first)
+from runner.report.plots import save_figure  # sets matplotlib's Agg backend first
 from runner.spec.model import Spec, Variant
 
 _SCENARIO = re.compile(r"(^|-)n\d+(-(uniform|hashing))?$")
@@ -56,14 +56,16 @@ def _gain_plot(gains: list[LossGain], phase: str, path: Path) -> None:
         )
     ax.axhline(0, color="grey", linewidth=0.8)
     ax.set_xticks(sorted({g.loss * 100 for g in gains if g.phase == phase}))
-    ax.set_xlabel("packet loss on the lossy hop, each way (%)")
-    ax.set_ylabel("round completion time vs N = 1 (%)")
-    ax.set_title(f"{phase}: change over one connection, 95% t interval")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize="x-small")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(
+        fig,
+        ax,
+        path,
+        (
+            "packet loss on the lossy hop, each way (%)",
+            "round completion time vs N = 1 (%)",
+            f"{phase}: change over one connection, 95% t interval",
+        ),
+    )
 
 
 def _gain_lines(gains: list[LossGain], out: Path) -> tuple[list[str], list[Path]]:
@@ -130,14 +132,16 @@ def _plot(summaries: list[PhaseSummary], spec: Spec, phase: str, path: Path) -> 
         ]
         ax.errorbar(xs, ys, yerr=errors, marker="o", capsize=3, label=label)
     ax.set_xticks(sorted({n for points in series.values() for n, _ in points}))
-    ax.set_xlabel("connections per hop (N)")
-    ax.set_ylabel("round completion time (s)")
-    ax.set_title(f"{phase}: mean over seeds, 95% t interval")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize="x-small")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(
+        fig,
+        ax,
+        path,
+        (
+            "connections per hop (N)",
+            "round completion time (s)",
+            f"{phase}: mean over seeds, 95% t interval",
+        ),
+    )
 
 
 def mctor_sections(result: MctorResult, inp: Inputs, out: Path) -> Section:

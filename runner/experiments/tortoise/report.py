@@ -15,7 +15,7 @@ from runner.experiments.tortoise.setting import NOTICED, LimitSetting
 from runner.report.axes import log_x_axis
 from runner.report.base import Section
 from runner.report.markdown import table
-from runner.report.plots import draw_cdf  # sets matplotlib's Agg backend first
+from runner.report.plots import draw_cdf, save_figure  # sets matplotlib's Agg backend first
 from runner.spec.model import CLIENT_RELAY
 
 
@@ -33,15 +33,13 @@ def _cdf(bandwidths: list[ClientBandwidth], group: str, variants: list[str], pat
     positive = [v for v in drawn if v > 0]
     if positive:
         log_x_axis(ax, min(positive), max(positive))
-    ax.set_xlabel("client's average bandwidth (KiB/s)")
-    ax.set_ylabel("cumulative fraction of clients")
     ax.set_ylim(0, 1)
-    ax.set_title(f"{group}: per-client average bandwidth")
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize="x-small")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    labels = (
+        "client's average bandwidth (KiB/s)",
+        "cumulative fraction of clients",
+        f"{group}: per-client average bandwidth",
+    )
+    save_figure(fig, ax, path, labels, legend="lower right")
 
 
 def _ratio(value: float | None) -> str:
