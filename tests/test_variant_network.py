@@ -13,19 +13,9 @@ from runner.network.mixing import variant_plan
 from runner.network.torrc import defaults_includes, variant_roles
 from runner.spec.model import Spec
 from runner.tables.schema import load_role
-from tests.conftest import CI_SMALL
+from tests.test_mixing import _spec
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
-
-
-def _spec(variants: dict[str, object]) -> Spec:
-    data = yaml.safe_load(CI_SMALL.read_text())
-    data["network"]["clients"]["perf"]["count"] = 20
-    data["variants"] = variants
-    data["baseline"] = next(iter(variants))
-    data.pop("comparisons", None)
-    data.pop("hypotheses", None)
-    return parse_spec(data, "variant-network.yaml")
 
 
 @pytest.mark.parametrize("position", ["exit", "guard", "middle"])
@@ -38,7 +28,7 @@ def test_client_relays_take_the_position_their_variant_gives(position: str) -> N
     )
     plan = variant_plan(spec, spec.variant("relays"), 1)
     relays = [h for h in plan.hosts if h.client_relay]
-    assert len(relays) == 5 and {h.client_relay_as for h in relays} == {position}
+    assert len(relays) == 12 and {h.client_relay_as for h in relays} == {position}
     # The authorities flag them for that position, and only them besides
     # the relays of that role.
     for flag in ("exit", "guard"):
@@ -66,6 +56,7 @@ def test_an_unknown_client_relay_position_is_named() -> None:
 
 def _mctor(variants: dict[str, object]) -> Spec:
     data = yaml.safe_load((CONFIGS / "mctor-small.yaml").read_text())
+    data["network"]["topology"]["params"]["packet_loss"] = {"nyc-lon": 0.0005}
     data["variants"] = variants
     data["baseline"] = next(iter(variants))
     for key in ("comparisons", "hypotheses", "matrix"):
