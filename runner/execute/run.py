@@ -202,6 +202,29 @@ def with_measured(variant: Variant, measured: dict[str, int]) -> Variant:
 MeasureParams = Callable[[Variant, int], dict[str, int]]
 
 
+def _measure(
+    tasks: list[RunTask],
+    measure_params: MeasureParams | None,
+    progress: Progress,
+    outcomes: list[RunOutcome],
+) -> list[RunTask]:
+    """``tasks`` with their measured parameters; those that cannot be
+    measured fail (their outcomes added to ``outcomes``) and are left out."""
+    ready = []
+    for task in tasks:
+        try:
+            if measure_params is None:
+                raise RunError("this command cannot measure consensus_from")
+            values = measure_params(task.spec.variant(task.variant), task.seed)
+        except RunError as exc:
+            outcome = record_failure(task, str(exc))
+            finish(progress, outcome)
+            outcomes.append(outcome)
+            continue
+        ready.append(replace(task, measured=tuple(sorted(values.items()))))
+    return ready
+
+
 def record_failure(task: RunTask, message: str) -> RunOutcome:
     run_dir = task.layout.run_dir(task.variant, task.seed)
     if (run_dir / "manifest.json").is_file():
@@ -379,20 +402,7 @@ def run_experiment(
             print(f"placement: {placement.describe(simulated=backend.simulated)}")
             tools = tools or resolve_tools(spec, backend)
         for wave, measures in ((first, False), (then, True)):
-            ready = []
-            for task in wave:
-                if measures:
-                    try:
-                        if measure_params is None:
-                            raise RunError("this command cannot measure consensus_from")
-                        values = measure_params(spec.variant(task.variant), task.seed)
-                    except RunError as exc:
-                        outcome = record_failure(task, str(exc))
-                        finish(progress, outcome)
-                        outcomes.append(outcome)
-                        continue
-                    task = replace(task, measured=tuple(sorted(values.items())))
-                ready.append(task)
+            ready = _measure(wave, measure_params, progress, outcomes) if measures else wave
             if not ready:
                 continue
             if executor is not None:
@@ -407,11 +417,13 @@ def generate_experiment(
     spec: Spec, layout: Layout, command: list[str], backend: Backend, tools: Tools
 ) -> tuple[list[Path], int]:
     """Write every run directory that is not complete and current, without
-    running it; the directories written and the number left as they were."""
+    running it; the directories written and the number left as they were.
+    Runs of variants that measure parameters from other runs are left to
+    ``run``, which measures them first."""
     written = []
     kept = 0
     for c in choose_runs(spec, layout, backend, tools.versions):
-        if c.current:
+        if c.current or spec.variant(c.variant).consensus_from:
             kept += 1
             continue
         if c.complete:  # of another identity: kept aside, as a re-run would
