@@ -23,6 +23,8 @@ Comparisons and the load check's variants can be given per factor::
       - {factor: mechanism, pairs: [[marut, vegas], [fixed, vegas]]}  # within each scenario
     checks:
       load_variants: {factor: mechanism, levels: [fixed, vegas]}
+      keep_up:                                                        # runner.spec.keep_up
+        - {factor: mechanism, reference: fixed, metric: busiest_relay, within: 10%}
 """
 
 from __future__ import annotations
@@ -230,6 +232,52 @@ def expand_levels(value: Any, where: Where, variants: dict[str, dict[str, Any]])
     return [n for n in variants if n in set(names)]
 
 
+def expand_keep_up(value: Any, where: Where, variants: dict[str, dict[str, Any]]) -> Any:
+    """checks.keep_up items given as ``{factor, reference, where?, ...}``
+    written out as one item per variant: each level of ``factor`` against
+    the ``reference`` level with the same other levels (only those matching
+    ``where``, a mapping of factor to level or list of levels)."""
+    if not isinstance(value, list):
+        return value
+    items: list[Any] = []
+    for i, item in enumerate(value):
+        if not isinstance(item, dict) or "factor" not in item:
+            items.append(item)
+            continue
+        w = where.child(i)
+        factor = _factor_of(item, w, variants)
+        if "reference" not in item:
+            raise w.child("reference").error("required key is missing")
+        if "variant" in item:
+            raise w.child("variant").error("a factor's item names its reference level only")
+        references = _with_level(variants, factor, str(item["reference"]))
+        if not references:
+            raise w.child("reference").error(f"no variant has {factor} {item['reference']!r}")
+        chosen = item.get("where") or {}
+        if not isinstance(chosen, dict):
+            raise w.child("where").error("expected a mapping of factor to level(s)")
+        known = {f for body in variants.values() for f in body.get(FACTORS, {})}
+        for f in chosen:
+            if f not in known:
+                raise w.child(f"where.{f}").error(
+                    f"expected a factor of the matrix ({sorted(known)})"
+                )
+        rest = {k: v for k, v in item.items() if k not in ("factor", "reference", "where")}
+        for name, body in variants.items():
+            levels = body.get(FACTORS, {})
+            if factor not in levels or levels[factor] == item["reference"]:
+                continue
+            if any(
+                levels.get(str(f)) not in (want if isinstance(want, list) else [want])
+                for f, want in chosen.items()
+            ):
+                continue
+            key = tuple(sorted((f, lv) for f, lv in levels.items() if f != factor))
+            if key in references:
+                items.append({"variant": name, "reference": references[key], **rest})
+    return items
+
+
 def expand_spec(data: Any, path: str) -> Any:
     """The spec's data with ``matrix`` written out as plain ``variants`` (which
     may also list plain variants of their own) and per-factor comparisons and
@@ -253,10 +301,17 @@ def expand_spec(data: Any, path: str) -> Any:
         )
     checks = data.get("checks")
     if isinstance(checks, dict) and "load_variants" in checks:
-        result["checks"] = {
+        checks = {
             **checks,
             "load_variants": expand_levels(
                 checks["load_variants"], top.child("checks.load_variants"), variants
             ),
         }
+    if isinstance(checks, dict) and "keep_up" in checks:
+        checks = {
+            **checks,
+            "keep_up": expand_keep_up(checks["keep_up"], top.child("checks.keep_up"), variants),
+        }
+    if checks is not None:
+        result["checks"] = checks
     return result

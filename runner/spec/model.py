@@ -23,6 +23,7 @@ from runner.params import mapping_with_keys as _mapping
 from runner.spec.consensus import known_consensus_params, unknown_param_message
 from runner.spec.expect import ExpectKey, parse_expect
 from runner.spec.hypotheses import Hypothesis, parse_hypotheses
+from runner.spec.keep_up import KeepUp, parse_keep_up
 from runner.spec.matrix import FACTORS, expand_spec
 from runner.spec.measured import MeasuredParam, check_references, parse_measured
 from runner.units import human_size, short
@@ -230,6 +231,9 @@ class Checks:
     # mechanism that throttles traffic lowers the load by its own effect;
     # the network's calibration is checked under the references.
     load_variants: tuple[str, ...] = ()
+    # Variants that must keep up with a reference run on the same seed
+    # (runner.spec.keep_up): a mechanism must not starve the path.
+    keep_up: tuple[KeepUp, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -934,8 +938,10 @@ def parse_spec(
             "min_rounds_per_phase",
             "load",
             "load_variants",
+            "keep_up",
         ),
     )
+    classes = [g.name for g in network.clients if g.measured]
     checks = Checks(
         min_completion=_value(
             cbody.get("min_completion", 0.95),
@@ -954,9 +960,9 @@ def parse_spec(
         ),
         load=_load_ranges(cbody.get("load"), cw.child("load")),
         load_variants=_load_variants(cbody.get("load_variants"), cw.child("load_variants"), names),
+        keep_up=parse_keep_up(cbody.get("keep_up"), cw.child("keep_up"), names, classes),
     )
     comparisons = _comparisons(body.get("comparisons"), top.child("comparisons"), names, baseline)
-    classes = [g.name for g in network.clients if g.measured]
     if any(v.client_relays for v in variants):
         classes.append(CLIENT_RELAY)
     hypotheses = parse_hypotheses(body.get("hypotheses"), top.child("hypotheses"), names, classes)

@@ -1,0 +1,124 @@
+"""The keep-up check (checks.keep_up, runner.spec.keep_up): on every seed
+where both ran, a variant's run against its reference's: its busiest relay
+as busy, within some points, or a class's clients a share of the
+reference's bandwidth. A mechanism that starves the path (windows that never
+open, credit that never returns) fails here, while a slower design that
+keeps the relays busy does not."""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+
+from runner.analyses.client_bandwidth import per_client
+from runner.analyses.inputs import Inputs
+from runner.analyses.load import run_loads
+from runner.spec.keep_up import KeepUp
+from runner.spec.model import ALL_RELAYS
+from runner.tables.schema import CLIENTS, RELAY_LOAD, ClientRow, RelayLoad, TransferRow
+
+
+@dataclass(frozen=True)
+class KeepUpRun:
+    """One seed of one keep-up item."""
+
+    variant: str
+    reference: str
+    seed: int
+    metric: str
+    group: str | None
+    value: float  # utilisation as a fraction, or KiB/s
+    reference_value: float
+    required: float  # the least value that keeps up
+    rule: str
+
+    @property
+    def passed(self) -> bool:
+        return self.value >= self.required
+
+
+@dataclass(frozen=True)
+class KeepUpResult:
+    runs: list[KeepUpRun]
+    missing: list[str]  # items with a seed where one of the two runs is absent
+    failures: list[str]
+
+
+def busiest_relays(loads: list[RelayLoad]) -> dict[tuple[str, int], float]:
+    """(variant, seed) -> the busiest relay's mean utilisation."""
+    return {(r.variant, r.seed): r.busiest for r in run_loads(loads) if r.role == ALL_RELAYS}
+
+
+def class_bandwidths(
+    transfers: list[TransferRow],
+    clients: list[ClientRow],
+    measured: dict[tuple[str, int], list[tuple[str, str]]],
+) -> dict[tuple[str, int, str], float]:
+    """(variant, seed, class) -> the median over the class's measured clients
+    of a complete run of each one's bandwidth (KiB/s; 0 for a client that
+    completed no transfer: starving it is what the check looks for)."""
+    got = {(b.variant, b.seed, b.host): b.kib_per_s for b in per_client(transfers, clients)}
+    per: dict[tuple[str, int, str], list[float]] = defaultdict(list)
+    for (variant, seed), hosts in measured.items():
+        for host, group in hosts:
+            per[(variant, seed, group)].append(got.get((variant, seed, host), 0.0))
+    return {key: statistics.median(values) for key, values in per.items()}
+
+
+def _value(
+    item: KeepUp,
+    variant: str,
+    seed: int,
+    busiest: dict[tuple[str, int], float],
+    bandwidths: dict[tuple[str, int, str], float],
+) -> float | None:
+    if item.metric == "busiest_relay":
+        return busiest.get((variant, seed))
+    return bandwidths.get((variant, seed, item.group or ""))
+
+
+def keep_up_result(inp: Inputs) -> KeepUpResult:
+    items = inp.spec.checks.keep_up
+    if not items:
+        return KeepUpResult([], [], [])
+    busiest = busiest_relays(RELAY_LOAD.read_from(inp.layout))
+    bandwidths = class_bandwidths(
+        inp.transfers, CLIENTS.read_from(inp.layout), inp.measured_clients
+    )
+    runs, missing = [], []
+    seeds = sorted({seed for _, seed in inp.measured_clients})
+    for item in items:
+        for seed in seeds:
+            ours = _value(item, item.variant, seed, busiest, bandwidths)
+            theirs = _value(item, item.reference, seed, busiest, bandwidths)
+            if ours is None or theirs is None:
+                # Only where one of the two ran: a failed run is reported as such.
+                if {(item.variant, seed), (item.reference, seed)} & set(inp.measured_clients):
+                    missing.append(f"{item.variant}/seed-{seed} against {item.reference}")
+                continue
+            runs.append(
+                KeepUpRun(
+                    item.variant,
+                    item.reference,
+                    seed,
+                    item.metric,
+                    item.group,
+                    ours,
+                    theirs,
+                    item.required(theirs),
+                    item.rule(),
+                )
+            )
+    failures = [
+        f"{r.variant}/seed-{r.seed}: does not keep up with {r.reference} "
+        f"({_shown(r.metric, r.value)} against {_shown(r.metric, r.reference_value)}; "
+        f"{r.rule})"
+        for r in runs
+        if not r.passed
+    ]
+    return KeepUpResult(runs, missing, failures)
+
+
+def _shown(metric: str, value: float) -> str:
+    return f"{value:.0%}" if metric == "busiest_relay" else f"{value:.0f} KiB/s"

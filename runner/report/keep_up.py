@@ -1,0 +1,59 @@
+"""The report's keep-up section (checks.keep_up): each variant against its
+reference on every seed, and the runs that did not keep up."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+from runner.analyses.inputs import Inputs
+from runner.analyses.keep_up import KeepUpResult, KeepUpRun
+from runner.report.base import Section
+from runner.report.markdown import table
+from runner.spec.keep_up import METRICS
+
+
+def _shown(run: KeepUpRun, value: float) -> str:
+    return f"{value:.0%}" if run.metric == "busiest_relay" else f"{value:.0f}"
+
+
+def keep_up_section(result: KeepUpResult, inp: Inputs, out: Path) -> Section:
+    items = inp.spec.checks.keep_up
+    section = Section(failures=[*result.failures])
+    if not items:
+        return section
+    section.checks.append(
+        "Keep up: on every seed, each of these variants against the same seed's run of its "
+        "reference, so that a mechanism that starves the path fails its runs: "
+        + "; ".join(sorted({i.requirement() for i in items}))
+        + "."
+    )
+    per: dict[tuple[str, str, str, str | None], list[KeepUpRun]] = defaultdict(list)
+    for run in result.runs:
+        per[(run.variant, run.reference, run.metric, run.group)].append(run)
+    rows = []
+    for (variant, reference, metric, group), runs in per.items():
+        what = "busiest relay" if metric == "busiest_relay" else f"{group} KiB/s"
+        seeds = "; ".join(
+            f"{r.seed}: {_shown(r, r.value)} vs {_shown(r, r.reference_value)}" for r in runs
+        )
+        kept = sum(r.passed for r in runs)
+        rows.append([variant, reference, what, seeds, f"{kept} of {len(runs)}"])
+    section.lines += [
+        "",
+        "## Keep up",
+        "",
+        "Each variant's run against its reference's on the same seed (seed: variant vs "
+        "reference). "
+        + " ".join(f"{m}: {what}." for m, what in METRICS.items())
+        + " A run keeps up when its value is at least the reference's less the allowed "
+        "points (busiest relay) or the allowed share of it (bandwidth).",
+        "",
+        *table(["variant", "reference", "metric", "per seed", "seeds kept up"], rows),
+    ]
+    if result.missing:
+        section.lines += [
+            "",
+            "Not checked (one of the two runs is missing): " + ", ".join(result.missing) + ".",
+        ]
+    return section

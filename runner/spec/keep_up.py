@@ -1,0 +1,98 @@
+"""checks.keep_up: a variant must keep up with a reference run on the same
+seed, so that a mechanism that starves the path fails its runs' checks
+instead of passing for a slower design.
+
+    checks:
+      keep_up:
+        - variant: backtap           # against...
+          reference: fixed           # the same seed's run of this variant
+          metric: busiest_relay      # the busiest relay's mean utilisation
+          within: 10%                # at least the reference's, less 10 points
+        - variant: single-backtap
+          reference: single-fixed
+          metric: client_bandwidth   # the median over a class's measured clients
+          class: bulk
+          at_least: 90%              # of the reference's
+
+In a matrix, ``{factor, reference, where?}`` in place of ``variant`` and
+``reference`` holds every level of a factor against one of its levels
+(runner.spec.matrix).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from runner.params import Param, Where, mapping_with_keys
+
+# metric -> what a run's value is
+METRICS = {
+    "busiest_relay": "the busiest relay's mean utilisation over the measured period",
+    "client_bandwidth": "the median over the class's measured clients of each one's payload "
+    "over its transfers' time (0 for a client that completed none)",
+}
+_REQUIRED = ("variant", "reference", "metric")
+_OPTIONAL = ("class", "at_least", "within")
+_SHARE = Param("share", minimum=0.0, maximum=1.0)
+
+
+@dataclass(frozen=True)
+class KeepUp:
+    """One variant against its reference on each seed they share."""
+
+    variant: str
+    reference: str
+    metric: str  # a key of METRICS
+    group: str | None = None  # client class, for client_bandwidth
+    at_least: float | None = None  # client_bandwidth: a fraction of the reference's
+    within: float | None = None  # busiest_relay: points below the reference's, as a fraction
+
+    def required(self, reference_value: float) -> float:
+        """The least value that keeps up with a reference run's value."""
+        if self.metric == "busiest_relay":
+            return reference_value - (self.within or 0.0)
+        return reference_value * (self.at_least or 0.0)
+
+    def requirement(self, reference: str = "the reference") -> str:
+        """The requirement in words."""
+        if self.metric == "busiest_relay":
+            return f"busiest relay at least as busy as {reference}'s, less {self.within:.0%} points"
+        return f"{self.group} clients' bandwidth at least {self.at_least:.0%} of {reference}'s"
+
+    def rule(self) -> str:
+        return self.requirement(self.reference)
+
+
+def _one(value: Any, where: Where, variants: list[str], classes: list[str]) -> KeepUp:
+    body = mapping_with_keys(value, where, _REQUIRED, _OPTIONAL)
+    for key in ("variant", "reference"):
+        if body[key] not in variants:
+            raise where.child(key).error(f"expected one of the variants {variants}")
+    if body["variant"] == body["reference"]:
+        raise where.child("reference").error("expected a variant other than `variant`")
+    metric = body["metric"]
+    if metric not in METRICS:
+        raise where.child("metric").error(f"expected one of {sorted(METRICS)}")
+    if metric == "busiest_relay":
+        if "within" not in body or {"class", "at_least"} & set(body):
+            raise where.error("busiest_relay takes `within` (points, e.g. 10%) and nothing else")
+        within = _SHARE.convert(body["within"], where.child("within"))
+        return KeepUp(body["variant"], body["reference"], metric, within=within)
+    if "at_least" not in body or "class" not in body or "within" in body:
+        raise where.error("client_bandwidth takes `class` and `at_least` (e.g. 90%)")
+    if body["class"] not in classes:
+        raise where.child("class").error(f"expected a measured client class {classes}")
+    at_least = _SHARE.convert(body["at_least"], where.child("at_least"))
+    return KeepUp(body["variant"], body["reference"], metric, body["class"], at_least=at_least)
+
+
+def parse_keep_up(
+    value: Any, where: Where, variants: list[str], classes: list[str]
+) -> tuple[KeepUp, ...]:
+    """checks.keep_up, written out as one item per variant (see the module)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not value:
+        raise where.error("expected a list of {variant, reference, metric, ...}")
+    return tuple(_one(item, where.child(i), variants, classes) for i, item in enumerate(value))
