@@ -146,6 +146,43 @@ def test_relay_load_is_the_busier_direction_over_the_link(tmp_path: Path) -> Non
     assert row.capacity_bytes == capacity
 
 
+def test_a_client_relay_reads_over_its_downlink_and_writes_over_its_uplink(
+    tmp_path: Path,
+) -> None:
+    """A client relay's own downloads come in over its downlink: held
+    against its uplink, a residential client relay would look several times
+    busier than its link allows."""
+    run = tmp_path / "run"
+    home = run / SHADOW_DATA / "hosts" / "perfclient1exit"
+    home.mkdir(parents=True)
+    (home / "oniontrace.1003.stdout").write_text("".join(_bw_lines()))
+    up, down = 100_000, 1_000_000  # bytes/s
+    manifest = {
+        "variant": "v",
+        "seed": 1,
+        "clock_epoch": SHADOW_EPOCH,
+        "duration": {"bootstrap_s": 300.0, "measure_s": 300.0},
+        "hosts": {
+            "perfclient1exit": {
+                "role": "client",
+                "client_relay": True,
+                "client_relay_as": "exit",
+                "bandwidth_up_bits": up * 8,
+                "bandwidth_down_bits": down * 8,
+            },
+        },
+    }
+    (row,) = list(relay_load_rows(RunLogs(run, manifest)))
+    window = [
+        s for s in parse_bandwidth(_bw_lines()) if SHADOW_EPOCH + 300 <= s.time < SHADOW_EPOCH + 600
+    ]
+    used = [max(s.read / down, s.written / up) for s in window]
+    assert row.role == "client-relay-exit"
+    assert row.mean == pytest.approx(sum(used) / len(used), abs=1e-4)
+    assert row.mean < sum(max(s.read, s.written) / up for s in window) / len(window)
+    assert row.capacity_bytes == up
+
+
 def _load(variant: str, seed: int, role: str, mean: float) -> RelayLoad:
     return RelayLoad(variant, seed, f"{role}{mean}", role, mean, mean)
 

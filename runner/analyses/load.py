@@ -2,7 +2,8 @@
 links the clients got, per run, and whether a spec's required load held.
 
 A relay's utilisation (relay_load.csv) is per second the larger of the
-bytes its tor read and wrote over its link capacity; a run's figure for a
+bytes its tor read over its link's download capacity and wrote over its
+upload capacity; a run's figure for a
 role is the mean over its relays of their mean over the measured period. A
 client's share of its access link is its average bandwidth (the payload of
 its completed transfers over their times to last byte, as in

@@ -345,8 +345,11 @@ def load_role(info: dict[str, Any]) -> str | None:
 def relay_load_rows(logs: RunLogs) -> Iterator[RelayLoad]:
     """How busy each relay was over the measured period, from the bytes its
     tor read and wrote each second (oniontrace's BW events): a second's
-    utilisation is the larger of the two over the relay's link capacity.
-    A client relay's own traffic is in its figures too."""
+    utilisation is the larger of the bytes read over the link's download
+    capacity and the bytes written over its upload capacity
+    (``capacity_bytes``). A client relay's own traffic is in its figures
+    too: its downloads are read over its (faster) downlink, so they are
+    held against that link and not its uplink."""
     manifest = logs.manifest
     duration = manifest.get("duration") or {}
     begin = float(manifest.get("clock_epoch", 0)) + float(duration.get("bootstrap_s", 0))
@@ -356,6 +359,7 @@ def relay_load_rows(logs: RunLogs) -> Iterator[RelayLoad]:
         if role is None:
             continue
         capacity = int(info["bandwidth_up_bits"]) // 8
+        capacity_down = int(info.get("bandwidth_down_bits") or info["bandwidth_up_bits"]) // 8
         seconds = []
         for log in logs.of(host, "oniontrace"):
             lines = logs.lines(log, parse_bandwidth.RECORD_MARKERS)
@@ -364,9 +368,9 @@ def relay_load_rows(logs: RunLogs) -> Iterator[RelayLoad]:
                 for s in parse_bandwidth.parse_lines(lines, logs.on_error(log))
                 if begin <= s.time < end
             ]
-        if not seconds or capacity <= 0:
+        if not seconds or capacity <= 0 or capacity_down <= 0:
             continue
-        used = [max(s.read, s.written) / capacity for s in seconds]
+        used = [max(s.read / capacity_down, s.written / capacity) for s in seconds]
         yield RelayLoad(
             **_run(logs),
             relay=host,
