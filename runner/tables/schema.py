@@ -349,7 +349,9 @@ def relay_load_rows(logs: RunLogs) -> Iterator[RelayLoad]:
     capacity and the bytes written over its upload capacity
     (``capacity_bytes``). A client relay's own traffic is in its figures
     too: its downloads are read over its (faster) downlink, so they are
-    held against that link and not its uplink."""
+    held against that link and not its uplink; and since a testing network
+    counts loopback bytes (CountPrivateBandwidth), what it writes to its
+    own tgen counts as written, so its figures are an upper bound."""
     manifest = logs.manifest
     duration = manifest.get("duration") or {}
     begin = float(manifest.get("clock_epoch", 0)) + float(duration.get("bootstrap_s", 0))
