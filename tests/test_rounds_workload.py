@@ -93,9 +93,9 @@ def test_phase_of_vertex_reads_client_and_server_names() -> None:
 def test_variant_client_caps_leave_clients_out_and_keep_the_rest() -> None:
     spec = load_spec(CONFIGS / "mctor-small.yaml")
     variants = {v.name: v for v in spec.variants}
-    base = variant_plan(spec, variants["n3-uniform"], 1)
-    busy = variant_plan(spec, variants["busy-n3-uniform"], 1)
-    fair = variant_plan(spec, variants["fair-n3-uniform"], 1)
+    base = variant_plan(spec, variants["base-n5-uniform-noloss"], 1)
+    busy = variant_plan(spec, variants["busy-n5-uniform-noloss"], 1)
+    fair = variant_plan(spec, variants["fair-n5-uniform-noloss"], 1)
 
     def clients(plan: object) -> dict[str, str]:
         return {h.name: h.cls for h in plan.hosts if h.role == "client"}  # type: ignore[attr-defined]
@@ -108,8 +108,8 @@ def test_variant_client_caps_leave_clients_out_and_keep_the_rest() -> None:
     assert {h.name: h for h in base.hosts} == others
     # The busy scenario's competition is cross traffic on the middle's host.
     assert base.hosts == busy.hosts
-    assert variants["busy-n3-uniform"].cross_flows is None
-    assert variants["n3-uniform"].cross_flows == 0
+    assert variants["busy-n5-uniform-noloss"].cross_flows is None
+    assert variants["base-n5-uniform-noloss"].cross_flows == 0
 
 
 def test_variant_client_caps_name_known_classes(tmp_path: Path) -> None:
@@ -118,5 +118,5 @@ def test_variant_client_caps_name_known_classes(tmp_path: Path) -> None:
     bad.write_text(text.replace("clients: {peer: 0}", "clients: {pear: 0}", 1))
     with pytest.raises(SpecError) as error:
         load_spec(bad)
-    assert "variants.n1.clients.pear" in str(error.value)
+    assert "variants.base-n1-noloss.clients.pear" in str(error.value)
     assert "unknown client class" in str(error.value)
