@@ -103,6 +103,23 @@ def congestion_tree(comparisons: list[list[str]]) -> dict[str, Any]:
     return data
 
 
+def mctor_variants(names: dict[str, str]) -> dict[str, Any]:
+    """configs/mctor.yaml (the full matrix: every N, both rules and the
+    control; one path, as mctor-small's) shortened for a Shadow test: seed
+    1, the variants ``names`` picks (short name -> matrix name), renamed to
+    their short names, without hypotheses or comparisons; rounds are not
+    counted (a test's runs are too short for 10 a phase)."""
+    path = ROOT / "configs" / "mctor.yaml"
+    data: dict[str, Any] = expand_spec(yaml.safe_load(path.read_text()), str(path))
+    data["seeds"] = [1]
+    data["variants"] = {short: data["variants"][full] for short, full in names.items()}
+    data["baseline"] = next(iter(names))
+    data.pop("comparisons", None)
+    data.pop("hypotheses", None)  # they name variants left out
+    data["checks"]["min_rounds_per_phase"] = 0
+    return data
+
+
 # What congestion_tree's runs may fail: a client that finished nothing.
 TREE_TOLERATED = ("finished no transfer",)
 

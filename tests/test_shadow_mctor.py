@@ -1,5 +1,5 @@
 """MCTor under Shadow with the patched tor (skipped, with the reason, when
-either is absent): a shortened mctor-small, stock tor's one connection per
+either is absent): a shortened mctor.yaml without loss, stock tor's one connection per
 hop against three, and the control (three circuits sharing one connection
 per hop), checked by what tor logged and what the client did."""
 
@@ -7,26 +7,28 @@ import csv
 from pathlib import Path
 
 import pytest
-import yaml
 
 from runner.experiments.mctor.connections import circuit_spread
 from runner.experiments.mctor.tables import PLACEMENTS
 from runner.tables.schema import CIRCUITS
-from tests.conftest import ROOT, needs_patched_tor, needs_shadow, run_experiment
+from tests.conftest import mctor_variants, needs_patched_tor, needs_shadow, run_experiment
 
 pytestmark = [pytest.mark.shadow, pytest.mark.slow, needs_shadow, needs_patched_tor]
 
-VARIANTS = ("n1", "n3-hashing", "onelink-n3-uniform")
+# Short names for mctor.yaml's variants without loss: stock tor's one
+# connection per hop, 3 by hashing, and the control (3 circuits on one).
+VARIANTS = {
+    "n1": "base-n1-noloss",
+    "n3-hashing": "base-n3-hashing-noloss",
+    "onelink-n3-uniform": "base-onelink3-noloss",
+}
 PATH = ("relay3guard", "relay5middle", "relay1exit")
 
 
 def test_mctor_opens_n_connections_per_hop_and_uses_n_circuits(tmp_path: Path) -> None:
-    data = yaml.safe_load((ROOT / "configs" / "mctor-small.yaml").read_text())
-    data["seeds"] = [1]
+    data = mctor_variants(VARIANTS)
     data["duration"]["measure"] = "90 s"
-    data["variants"] = {k: v for k, v in data["variants"].items() if k in VARIANTS}
     data["comparisons"] = [["n3-hashing", "n1"], ["n3-hashing", "onelink-n3-uniform"]]
-    data.pop("hypotheses", None)  # they name variants left out
     data["checks"]["min_transfers_per_size"] = 1
     exp, report = run_experiment(data, tmp_path)
 

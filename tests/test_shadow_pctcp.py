@@ -1,17 +1,16 @@
 """PCTCP's transport under Shadow with the patched tor (skipped, with the
-reason, when either is absent): mctor-small's control, 3 circuits that
+reason, when either is absent): mctor.yaml's control, 3 circuits that
 would share one connection per hop, with MCTorPerCircuit 1
 (tor-patches/0003) on the user and the relays, checked by what tor logged."""
 
 from pathlib import Path
 
 import pytest
-import yaml
 
 from runner.experiments.mctor.connections import circuit_spread
 from runner.experiments.mctor.tables import PLACEMENTS
 from runner.tables.schema import CIRCUITS
-from tests.conftest import ROOT, needs_patched_tor, needs_shadow, run_experiment
+from tests.conftest import mctor_variants, needs_patched_tor, needs_shadow, run_experiment
 
 pytestmark = [pytest.mark.shadow, pytest.mark.slow, needs_shadow, needs_patched_tor]
 
@@ -19,17 +18,12 @@ PATH = ("relay3guard", "relay5middle", "relay1exit")
 
 
 def test_every_circuit_gets_a_connection_of_its_own(tmp_path: Path) -> None:
-    data = yaml.safe_load((ROOT / "configs" / "mctor-small.yaml").read_text())
-    data["seeds"] = [1]
+    data = mctor_variants({"pctcp": "base-onelink3-noloss"})
     data["duration"]["measure"] = "60 s"
-    pctcp = data["variants"]["onelink-n3-uniform"]
+    pctcp = data["variants"]["pctcp"]
     pctcp["description"] = "3 circuits, each on a connection of its own at every hop"
     pctcp["torrc"] = {role: [*lines, "MCTorPerCircuit 1"] for role, lines in pctcp["torrc"].items()}
     pctcp.pop("expect")  # the connections per hop follow the circuits, not N
-    data["variants"] = {"pctcp": pctcp}
-    data["baseline"] = "pctcp"
-    data.pop("comparisons")
-    data.pop("hypotheses", None)  # they name variants left out
     data["checks"]["min_transfers_per_size"] = 1
     exp, _ = run_experiment(data, tmp_path)
 
