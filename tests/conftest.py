@@ -108,9 +108,12 @@ def mctor_variants(names: dict[str, str]) -> dict[str, Any]:
     control; one path, as mctor-small's) shortened for a Shadow test: seed
     1, the variants ``names`` picks (short name -> matrix name), renamed to
     their short names, without hypotheses or comparisons; rounds are not
-    counted (a test's runs are too short for 10 a phase)."""
+    counted (a test's runs are too short for 10 a phase), and the rounds
+    are mctor-small's (the full config's downloads take minutes each)."""
     path = ROOT / "configs" / "mctor.yaml"
     data: dict[str, Any] = expand_spec(yaml.safe_load(path.read_text()), str(path))
+    small = yaml.safe_load((ROOT / "configs" / "mctor-small.yaml").read_text())
+    data["workloads"] = small["workloads"]
     data["seeds"] = [1]
     data["variants"] = {short: data["variants"][full] for short, full in names.items()}
     data["baseline"] = next(iter(names))
