@@ -4,6 +4,7 @@ PrivCount models) and the load check, against logs of a real Shadow run."""
 import gzip
 import io
 from pathlib import Path
+from typing import Any
 
 import networkx as nx
 import pytest
@@ -119,26 +120,37 @@ def test_bw_events_are_read_and_damaged_ones_counted() -> None:
     assert errors == [6]
 
 
-def test_relay_load_is_the_busier_direction_over_the_link(tmp_path: Path) -> None:
+def _load_run(tmp_path: Path, host: str, hosts: dict[str, Any]) -> RunLogs:
+    """A run whose ``host`` logged the fixture's BW events, measured from
+    300 s to 600 s."""
     run = tmp_path / "run"
-    home = run / SHADOW_DATA / "hosts" / "relay2exit"
+    home = run / SHADOW_DATA / "hosts" / host
     home.mkdir(parents=True)
     (home / "oniontrace.1003.stdout").write_text("".join(_bw_lines()))
-    capacity = 671744  # bytes/s
     manifest = {
         "variant": "v",
         "seed": 1,
         "clock_epoch": SHADOW_EPOCH,
         "duration": {"bootstrap_s": 300.0, "measure_s": 300.0},
-        "hosts": {
-            "relay2exit": {"role": "exit", "bandwidth_up_bits": capacity * 8},
-            "perfclient1exit": {"role": "client", "bandwidth_up_bits": 8000},
-        },
+        "hosts": hosts,
     }
-    (row,) = list(relay_load_rows(RunLogs(run, manifest)))
-    window = [
+    return RunLogs(run, manifest)
+
+
+def _measured_seconds() -> list[Any]:
+    return [
         s for s in parse_bandwidth(_bw_lines()) if SHADOW_EPOCH + 300 <= s.time < SHADOW_EPOCH + 600
     ]
+
+
+def test_relay_load_is_the_busier_direction_over_the_link(tmp_path: Path) -> None:
+    capacity = 671744  # bytes/s
+    hosts = {
+        "relay2exit": {"role": "exit", "bandwidth_up_bits": capacity * 8},
+        "perfclient1exit": {"role": "client", "bandwidth_up_bits": 8000},
+    }
+    (row,) = list(relay_load_rows(_load_run(tmp_path, "relay2exit", hosts)))
+    window = _measured_seconds()
     used = sorted(max(s.read, s.written) / capacity for s in window)
     assert row.seconds == len(window) == 300
     assert row.mean == pytest.approx(sum(used) / len(used), abs=1e-4)
@@ -152,30 +164,18 @@ def test_a_client_relay_reads_over_its_downlink_and_writes_over_its_uplink(
     """A client relay's own downloads come in over its downlink: held
     against its uplink, a residential client relay would look several times
     busier than its link allows."""
-    run = tmp_path / "run"
-    home = run / SHADOW_DATA / "hosts" / "perfclient1exit"
-    home.mkdir(parents=True)
-    (home / "oniontrace.1003.stdout").write_text("".join(_bw_lines()))
     up, down = 100_000, 1_000_000  # bytes/s
-    manifest = {
-        "variant": "v",
-        "seed": 1,
-        "clock_epoch": SHADOW_EPOCH,
-        "duration": {"bootstrap_s": 300.0, "measure_s": 300.0},
-        "hosts": {
-            "perfclient1exit": {
-                "role": "client",
-                "client_relay": True,
-                "client_relay_as": "exit",
-                "bandwidth_up_bits": up * 8,
-                "bandwidth_down_bits": down * 8,
-            },
+    hosts = {
+        "perfclient1exit": {
+            "role": "client",
+            "client_relay": True,
+            "client_relay_as": "exit",
+            "bandwidth_up_bits": up * 8,
+            "bandwidth_down_bits": down * 8,
         },
     }
-    (row,) = list(relay_load_rows(RunLogs(run, manifest)))
-    window = [
-        s for s in parse_bandwidth(_bw_lines()) if SHADOW_EPOCH + 300 <= s.time < SHADOW_EPOCH + 600
-    ]
+    (row,) = list(relay_load_rows(_load_run(tmp_path, "perfclient1exit", hosts)))
+    window = _measured_seconds()
     used = [max(s.read / down, s.written / up) for s in window]
     assert row.role == "client-relay-exit"
     assert row.mean == pytest.approx(sum(used) / len(used), abs=1e-4)

@@ -112,7 +112,7 @@ def keep_up_result(inp: Inputs) -> KeepUpResult:
             )
     failures = [
         f"{r.variant}/seed-{r.seed}: does not keep up with {r.reference} "
-        f"({_shown(r.metric, r.value)} against {_shown(r.metric, r.reference_value)}; "
+        f"({shown(r.metric, r.value)} against {shown(r.metric, r.reference_value)}; "
         f"{r.rule})"
         for r in runs
         if not r.passed
@@ -120,5 +120,6 @@ def keep_up_result(inp: Inputs) -> KeepUpResult:
     return KeepUpResult(runs, missing, failures)
 
 
-def _shown(metric: str, value: float) -> str:
+def shown(metric: str, value: float) -> str:
+    """A keep-up value as the report and the failures write it."""
     return f"{value:.0%}" if metric == "busiest_relay" else f"{value:.0f} KiB/s"

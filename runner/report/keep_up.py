@@ -7,14 +7,10 @@ from collections import defaultdict
 from pathlib import Path
 
 from runner.analyses.inputs import Inputs
-from runner.analyses.keep_up import KeepUpResult, KeepUpRun
+from runner.analyses.keep_up import KeepUpResult, KeepUpRun, shown
 from runner.report.base import Section
 from runner.report.markdown import table
 from runner.spec.keep_up import METRICS
-
-
-def _shown(run: KeepUpRun, value: float) -> str:
-    return f"{value:.0%}" if run.metric == "busiest_relay" else f"{value:.0f}"
 
 
 def keep_up_section(result: KeepUpResult, inp: Inputs, out: Path) -> Section:
@@ -35,7 +31,9 @@ def keep_up_section(result: KeepUpResult, inp: Inputs, out: Path) -> Section:
     for (variant, reference, metric, group), runs in per.items():
         what = "busiest relay" if metric == "busiest_relay" else f"{group} KiB/s"
         seeds = "; ".join(
-            f"{r.seed}: {_shown(r, r.value)} vs {_shown(r, r.reference_value)}" for r in runs
+            f"{r.seed}: {shown(r.metric, r.value).removesuffix(' KiB/s')} vs "
+            f"{shown(r.metric, r.reference_value).removesuffix(' KiB/s')}"
+            for r in runs
         )
         kept = sum(r.passed for r in runs)
         rows.append([variant, reference, what, seeds, f"{kept} of {len(runs)}"])
