@@ -11,7 +11,7 @@ import pytest
 from runner.cli import main
 from runner.network.backends import SHADOW_CERT_TIME
 from runner.network.key_derivation import relay_key_files
-from runner.network.tor_keys import KeyTools, ensure_keys
+from runner.network.tor_keys import KeyTools, _make_authority_cert, ensure_keys
 from runner.tools.prereqs import find
 from tests.conftest import CI_SMALL, needs_tor
 
@@ -129,3 +129,24 @@ def test_generate_writes_the_same_networks_in_two_results_folders(
     assert (seed2 / "hosts" / "relay1exit" / "fingerprint").read_bytes() != (
         hosts[0] / "relay1exit" / "fingerprint"
     ).read_bytes()
+
+
+def test_the_certificate_clock_stands_still_however_slow_the_tool(tmp_path: Path) -> None:
+    """A certificate made under load must not take the second it finished in:
+    a stand-in for tor-gencert that takes longer than a second reads the
+    same (faked) time before and after."""
+    faketime = find("faketime").path
+    if faketime is None:
+        pytest.skip("faketime is not installed")
+    slow_tool = tmp_path / "slow-gencert"
+    slow_tool.write_text(
+        "#!/bin/sh\nbefore=$(date +%s)\nsleep 1.2\n"
+        'echo "fingerprint $before-$(date +%s)" > authority_certificate\n'
+    )
+    slow_tool.chmod(0o755)
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    before, after = _make_authority_cert(str(slow_tool), faketime, keys, SHADOW_CERT_TIME).split(
+        "-"
+    )
+    assert before == after

@@ -73,7 +73,10 @@ def _make_authority_cert(
     if cert_time is not None:
         if faketime is None:
             raise RunError("faketime is needed to make certificates for a simulated clock")
-        cmd = [faketime, cert_time, *cmd]  # an absolute time: the clock stands still
+        # -f: an absolute time in libfaketime's own format freezes the clock; without
+        # it faketime starts the clock there and lets it run, so a certificate
+        # made under load a second late would differ.
+        cmd = [faketime, "-f", cert_time, *cmd]
     _run(cmd, cwd=keys_dir)
     for line in (keys_dir / "authority_certificate").read_text().splitlines():
         if line.startswith("fingerprint "):
