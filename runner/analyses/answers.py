@@ -181,13 +181,17 @@ def cpu_hours(spec: Spec, layout: Layout, a: Answer) -> float | None:
     return total / 3600
 
 
+def hypothesis_rounds(spec: Spec, layout: Layout, transfers: Sequence[TransferRow]) -> list[Round]:
+    """The rounds of parallel streams, where a hypothesis is about them."""
+    if not any(h.metric == "round_completion" for h in spec.hypotheses):
+        return []
+    return rounds(transfers, SERVED.read_from(layout), class_phases(spec))
+
+
 def answers(spec: Spec, layout: Layout, transfers: list[TransferRow]) -> list[Answer]:
     clients = CLIENTS.read_from(layout)
     bandwidths = per_client(transfers, clients)
-    all_rounds: list[Round] = []
-    if any(h.metric == "round_completion" for h in spec.hypotheses):
-        served = SERVED.read_from(layout)
-        all_rounds = rounds(transfers, served, class_phases(spec))
+    all_rounds = hypothesis_rounds(spec, layout, transfers)
     design = SequentialDesign.of(spec)
     return [
         answer(h, transfers, bandwidths, all_rounds, design, len(spec.seeds))
