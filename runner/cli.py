@@ -283,7 +283,6 @@ def cmd_plan(args: argparse.Namespace) -> int:
     """Plan from a pilot: the runs in results, or ``--pilot N`` seeds run first."""
     from dataclasses import replace
 
-    from runner.analyses.answers import hypothesis_rounds
     from runner.analyses.client_bandwidth import per_client
     from runner.analyses.seed_plan import make_plan, plan_data
     from runner.execute.cpus import usable_cpus
@@ -323,7 +322,6 @@ def cmd_plan(args: argparse.Namespace) -> int:
         transfers,
         per_client(transfers, clients),
         RELAY_LOAD.read_from(layout),
-        hypothesis_rounds(spec, layout, transfers),
         target=target,
     )
     text = "\n".join(render(plan, len(usable_cpus()), args.cores))

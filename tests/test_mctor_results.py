@@ -11,10 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from runner.analyses.answers import hypothesis_rounds
 from runner.analyses.rounds import class_phases, fairness_gaps, rounds
+from runner.analyses.seed_plan import make_plan
 from runner.experiments.mctor.analysis import pinned_paths
 from runner.experiments.mctor.connections import circuit_spread, hop_checks, stream_circuits
 from runner.experiments.mctor.tables import PLACEMENTS, PlacementRow
+from runner.layout import Layout
 from runner.spec.model import Spec
 from runner.tables.schema import CIRCUITS, SERVED, TRANSFERS, CircuitRow, ServedRow, TransferRow
 from tests.conftest import FIXTURES, fixture_spec, gunzip_fixture
@@ -133,3 +136,19 @@ def test_fairness_gaps_only_where_two_users_share_the_path(spec: Spec, tables) -
     gaps = fairness_gaps(rounds(transfers, served, phases), variants)
     assert {g.variant for g in gaps} == {v for v in variants if v.startswith("fair-")}
     assert all(0 <= g.gap.mean < 1 and g.gap.n == len(spec.seeds) for g in gaps)
+
+
+def test_the_plan_prices_round_hypotheses_from_their_rounds(
+    spec: Spec, tables, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """`runner plan` reads the rounds the hypotheses are about (it once
+    passed none, and planned every round hypothesis as n/a)."""
+    transfers = tables[0]
+    layout = Layout(tmp_path, spec.name)
+    layout.experiment_dir.mkdir(parents=True)
+    _table("served.csv", tmp_path).rename(layout.table_csv("served"))
+    assert hypothesis_rounds(spec, layout, transfers)
+    plan = make_plan(spec, layout, transfers, [], [])
+    round_hypotheses = [h.name for h in spec.hypotheses if h.metric == "round_completion"]
+    assert round_hypotheses
+    assert set(plan.spreads) >= set(round_hypotheses)

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from runner.analyses.answers import per_seed_samples
+from runner.analyses.answers import hypothesis_rounds, per_seed_samples
 from runner.analyses.client_bandwidth import ClientBandwidth
 from runner.analyses.power import MAX_SEEDS, Target, seeds_to_decisive, simulate_rounds
 from runner.analyses.rounds import Round
@@ -394,7 +394,6 @@ def make_plan(
     transfers: Sequence[TransferRow],
     bandwidths: Sequence[ClientBandwidth],
     loads: Sequence[RelayLoad],
-    rounds: Sequence[Round] = (),
     target: Spec | None = None,
 ) -> Plan:
     """The plan from the complete runs of ``spec.seeds`` (the pilot), for
@@ -403,6 +402,7 @@ def make_plan(
     fall as 1 / its relays (assumed, as for the 2x relays alternative)."""
     seeds = set(spec.seeds)
     transfers = [t for t in transfers if t.seed in seeds]
+    rounds = hypothesis_rounds(spec, layout, transfers)
     bandwidths = [b for b in bandwidths if b.seed in seeds]
     loads = [r for r in loads if r.seed in seeds]
     spreads = {
