@@ -262,7 +262,10 @@ def test_n23_runs_and_checks_need_credit_exactly_where_it_is_on() -> None:
     n23 = _variant("tree-n23", cc_alg=0, n23=1)
     fixed = _variant("tree-fixed", cc_alg=0)
     assert is_n23(n23) and not is_n23(fixed)
-    assert (scenario_of(n23), mechanism_of(n23)) == ("tree", "fixed window + N23")
+    assert (scenario_of(n23), mechanism_of(n23)) == ("tree", "no end-to-end window + N23")
+    kept = _variant("tree-n23e2e", cc_alg=0, n23=1, hop_flow_e2e_window=1)
+    assert mechanism_of(kept) == "fixed window + N23"
+    assert estimate_of(n23).startswith("per hop only")
     assert is_congestion_experiment([fixed, n23])
     rows = [
         _n23_row("tree-n23", 1, "relay4guard", 5, 4),
@@ -331,16 +334,19 @@ def test_hop_window_checks_need_reports_exactly_where_it_is_on() -> None:
     backtap = _variant("tree-backtap", cc_alg=0, hop_window=1)
     marut = _variant("tree-maruthopremote", cc_alg=0, hop_window=1, hop_window_marut=2)
     fixed = _variant("tree-fixed", cc_alg=0)
-    assert mechanism_of(backtap) == "fixed window + hop window"
-    assert mechanism_of(marut) == "fixed window + hop window + Marut (remote hops)"
+    assert mechanism_of(backtap) == "no end-to-end window + hop window"
+    assert mechanism_of(marut) == "no end-to-end window + hop window + Marut (remote hops)"
     assert scenario_of(marut) == "tree"
-    assert "next hops' Marut estimates only" in estimate_of(marut)
+    assert "c_diff carried up from the next hops" in estimate_of(marut)
+    assert "middles hold no window" in estimate_of(marut)
     assert window_of(_variant("hop3-marutremote", cc_alg=2, cc_hop_feedback=2)) == MARUT_REMOTE
 
     def row(variant: str, seed: int, sent: int, received: int, decisions: int) -> HopWindowRow:
         return HopWindowRow(
-            variant, seed, "relay1exit", "exit",
-            sent, received, 0, 0, 10, 1, decisions, 0, 0, 0, 32 * decisions,
+            variant=variant, seed=seed, host="relay1exit", role="exit",
+            feedback_sent=sent, feedback_received=received, feedback_dropped=0, stalls=0,
+            cells_sent=10, cells_before_feedback=1, decisions=decisions, increases=0,
+            decreases=0, remote_larger=0, window_sum=32 * decisions,
         )  # fmt: skip
 
     rows = [
@@ -358,6 +364,7 @@ def test_hop_window_checks_need_reports_exactly_where_it_is_on() -> None:
     assert runs[0].mean_window == 32
     complete = {("tree-backtap", 1), ("tree-backtap", 2), ("tree-fixed", 1)}
     assert hop_window_failures(runs, [backtap, fixed], complete) == [
-        "tree-backtap/seed-2: hop window on, but 5 reports were taken and 0 windows decided",
-        "tree-fixed/seed-1: hop window off, but 3 reports were sent",
+        "tree-backtap/seed-2: hop window on, but 5 feedback entries were taken and "
+        "0 windows decided",
+        "tree-fixed/seed-1: hop window off, but 3 feedback entries were sent",
     ]

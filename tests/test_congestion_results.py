@@ -150,7 +150,7 @@ def test_the_report_section_has_the_table_plots_and_passing_checks(
     assert "at work in every run that switches it on, absent elsewhere (108 runs)" in text
     assert sum(line.startswith("| tree |") for line in lines) == 18
     assert "N23 checks: credit returned and taken in every run" in text
-    assert "Hop window checks: reports taken and windows decided in every run" in text
+    assert "Hop window checks: feedback taken and windows decided in every run" in text
     assert "### Connections per circuit (PCTCP)" in text and "PCTCP checks: a connection" in text
     # One TTFB and one TTLB ECDF per scenario and class.
     assert len(plots) == 2 * (2 + 2 + 2 + 2 + 1 + 2) and all(p.is_file() for p in plots)

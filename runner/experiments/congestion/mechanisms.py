@@ -35,11 +35,12 @@ ESTIMATES = {
     MARUT: "max(the sending end's Vegas estimate, every relay's queue of the circuit, "
     "its own included)",
     MARUT_REMOTE: "max(the sending end's Vegas estimate, the queues of the relays before it)",
-    HOP_WINDOW: "every hop: its own hop RTT, Vegas-like (cwnd - cwnd x base/rtt)",
-    HOP_WINDOW_MARUT: "the source: max(its own hop's and the next hops' Marut estimates, "
-    "cwnd x rtt/base - cwnd); other hops as the hop window",
-    HOP_WINDOW_MARUT_REMOTE: "the source: the next hops' Marut estimates only; other hops "
-    "as the hop window",
+    HOP_WINDOW: "every hop: its own hop RTT, BackTap's diff = cwnd x actualRtt/baseRtt - cwnd "
+    "once per RTT",
+    HOP_WINDOW_MARUT: "the sending end only: max(its own diff, the c_diff = max(diff, "
+    "downstream c_diff) carried up from every hop); middles hold no window",
+    HOP_WINDOW_MARUT_REMOTE: "the sending end only: the c_diff carried up from the next hops; "
+    "middles hold no window",
 }
 PCTCP_OPTION = "MCTorPerCircuit 1"  # tor-patches/0003's per-circuit connections
 
@@ -65,10 +66,15 @@ def hop_window_of(variant: Variant) -> str | None:
 
 def estimate_of(variant: Variant) -> str:
     """The congestion estimate the variant's windows decide with (N23's
-    credit is fixed: it decides nothing)."""
-    estimate = ESTIMATES[hop_window_of(variant) or window_of(variant)]
+    credit is the next hop's free buffer space: it decides nothing)."""
+    hop_window = hop_window_of(variant)
+    if hop_window is None and replaces_e2e(variant):
+        return "per hop only: credit of the next hop's free N2 + N3 cell buffer (N23)"
+    estimate = ESTIMATES[hop_window or window_of(variant)]
     return estimate + (
-        "; per hop, a fixed credit of N2 + N3 cells (N23)" if is_n23(variant) else ""
+        "; per hop, credit of the next hop's free N2 + N3 cell buffer (N23)"
+        if is_n23(variant)
+        else ""
     )
 
 
@@ -82,10 +88,24 @@ def is_n23(variant: Variant) -> bool:
     return variant.consensus.get("n23") == 1
 
 
+NO_E2E = "no end-to-end window"
+
+
+def replaces_e2e(variant: Variant) -> bool:
+    """Hop flow control (N23, hop windows) in place of tor's fixed
+    end-to-end window, as tor-patches/0007 runs it unless the consensus
+    keeps the window (hop_flow_e2e_window=1); congestion control keeps its
+    own."""
+    hop_flow = is_n23(variant) or hop_window_of(variant) is not None
+    kept = variant.consensus.get("hop_flow_e2e_window") == 1
+    return hop_flow and not kept and window_of(variant) == FIXED
+
+
 def mechanism_of(variant: Variant) -> str:
     """The window, and what runs beside it: PCTCP's transport, N23's credit."""
     extras = [name for name, on in (("PCTCP", is_pctcp(variant)), ("N23", is_n23(variant))) if on]
-    return " + ".join([window_of(variant), *extras, *filter(None, [hop_window_of(variant)])])
+    window = NO_E2E if replaces_e2e(variant) else window_of(variant)
+    return " + ".join([window, *extras, *filter(None, [hop_window_of(variant)])])
 
 
 def scenario_of(variant: Variant) -> str:
@@ -323,7 +343,7 @@ def hop_window_failures(
     runs: list[HopWindowRun], variants: Sequence[Variant], complete_runs: set[tuple[str, int]]
 ) -> list[str]:
     """Hop windows must be at work in every complete run of a variant that
-    switches them on (reports of forwarded cells reached previous hops and
+    switches them on (feedback on forwarded cells reached previous hops and
     windows were decided from them) and absent from every other run (no
     report sent)."""
 
@@ -331,11 +351,14 @@ def hop_window_failures(
         received, decisions = (run.feedback_received, run.decisions) if run else (0, 0)
         if received and decisions:
             return None
-        return f"hop window on, but {received} reports were taken and {decisions} windows decided"
+        return (
+            f"hop window on, but {received} feedback entries were taken and "
+            f"{decisions} windows decided"
+        )
 
     def present(run: HopWindowRun | None) -> str | None:
         if run and run.feedback_sent:
-            return f"hop window off, but {run.feedback_sent} reports were sent"
+            return f"hop window off, but {run.feedback_sent} feedback entries were sent"
         return None
 
     by_run = {(r.variant, r.seed): r for r in runs}

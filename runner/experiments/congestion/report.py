@@ -141,13 +141,15 @@ def _hop_window_section(part: Part[HopWindowRun], spec: Spec) -> list[str]:
         "### Hop windows",
         "",
         "Totals per run over its tors, from each tor's last `Hop window totals` log line. "
-        "A hop reports to the previous hop, in a forwarded-feedback cell, the circuit's "
-        "relay cells it has forwarded or delivered; the previous hop's window for it opens "
-        "by that many, and the time from sending a cell to hearing it was forwarded is the "
-        "hop RTT it decides with, once per window of reports. *Stalls*: a window full "
-        "after a send. *Before feedback*: relay cells sent to a hop that had reported "
-        "nothing yet (not limited). *Remote larger*: at the source under Marut, decisions "
-        "where the next hops' estimate exceeded the source's own.",
+        "A hop tells the previous hop of every relay cell of a circuit it has forwarded or "
+        "delivered: one entry per circuit with news (circuit, count, Marut's c_diff), the "
+        "entries of a channel packed into one HOP_FORWARDED cell per pass of the main loop. "
+        "The previous hop's window opens by the count, and the time from writing a cell to "
+        "hearing it was forwarded is the hop RTT it decides with, once per RTT. *Entries "
+        "per cell*: how much a flush packs together. *Stalls*: a window full after a send. "
+        "*Before feedback*: relay cells sent to a hop that had reported nothing yet (not "
+        "limited). *Remote larger*: at the sending end under Marut, decisions where the "
+        "c_diff carried from the next hops exceeded the end's own diff.",
         "",
     ]
     lines += table(
@@ -156,9 +158,10 @@ def _hop_window_section(part: Part[HopWindowRun], spec: Spec) -> list[str]:
             "mechanism",
             "seed",
             "tors",
-            "reports sent",
+            "entries sent",
             "taken",
             "dropped",
+            "entries per cell",
             "stalls",
             "relay cells sent",
             "before feedback",
@@ -176,6 +179,7 @@ def _hop_window_section(part: Part[HopWindowRun], spec: Spec) -> list[str]:
                 str(r.feedback_sent),
                 str(r.feedback_received),
                 str(r.feedback_dropped),
+                f"{r.entries_per_cell:.1f}",
                 str(r.stalls),
                 str(r.cells_sent),
                 str(r.cells_before_feedback),
@@ -191,8 +195,8 @@ def _hop_window_section(part: Part[HopWindowRun], spec: Spec) -> list[str]:
         "Hop window",
         failures,
         (
-            "Hop window checks: reports taken and windows decided in every run that "
-            "switches them on, no report in any other run."
+            "Hop window checks: feedback taken and windows decided in every run that "
+            "switches them on, no feedback in any other run."
         ),
     )
     return lines
