@@ -309,6 +309,33 @@ def test_the_hop_window_exit_log_ends_with_the_runs_totals() -> None:
     assert hop_window_parse_line("[notice] Hop window totals: feedback cells sent 1") is None
 
 
+def test_the_backtap_exit_log_gives_entries_and_the_cells_that_packed_them() -> None:
+    # The exit of congestion-small's single scenario under BackTap
+    # (tor-patches/0007 as its design describes it): one circuit, so about
+    # one entry per feedback cell.
+    with (FIXTURES / "tor-backtap-exit.stdout").open() as lines:
+        totals = hop_window_last_totals(lines)
+    assert totals is not None
+    assert (totals.feedback_sent, totals.feedback_received, totals.feedback_dropped) == (
+        307,
+        17273,
+        0,
+    )
+    assert (totals.feedback_cells_sent, totals.feedback_cells_received) == (264, 17187)
+    assert (totals.feedback_unsent, totals.feedback_cells_dropped) == (0, 0)
+    assert (totals.stalls, totals.cells_sent, totals.decisions) == (15160, 99911, 926)
+    assert totals.entries_per_cell == pytest.approx(307 / 264)
+    # A line of the first form reads as one entry per cell.
+    first = hop_window_parse_line(
+        "[notice] Hop window totals: feedback cells sent 5; received 4; dropped 1; "
+        "stalls 0; relay cells sent 9; before feedback 2; decisions 3; increases 1; "
+        "decreases 1; remote larger 0; window sum 96"
+    )
+    assert first is not None
+    assert (first.feedback_sent, first.feedback_cells_sent, first.feedback_unsent) == (5, 5, 0)
+    assert (first.feedback_dropped, first.feedback_cells_dropped) == (1, 0)
+
+
 def test_collect_takes_each_hosts_last_n23_and_hop_window_totals(tmp_path: Path) -> None:
     hosts = tmp_path / SHADOW_DATA / "hosts"
     for host, fixture in (("relay8middle", "n23-middle"), ("relay2exit", "hop-window-exit")):
