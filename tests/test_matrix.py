@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from pathlib import Path
 from typing import Any
 
@@ -13,46 +11,46 @@ import yaml
 from runner.cli import main
 from runner.errors import SpecError
 from runner.experiments import load_spec, parse_spec
-from tests.conftest import CI_SMALL, FIXTURES, ROOT
+from tests.conftest import CI_SMALL, ROOT
 
 
-def _plain(name: str) -> dict[str, Any]:
-    """congestion configs as they were written out by hand, variant by variant."""
-    data: dict[str, Any] = json.loads(
-        (FIXTURES / "congestion" / f"{name}-expanded.json").read_text()
+@pytest.mark.parametrize(
+    ("name", "scenarios", "count"), [("congestion-small", 5, 60), ("congestion", 7, 123)]
+)
+def test_the_congestion_matrices_cross_scenario_mechanism_and_loss(
+    name: str, scenarios: int, count: int
+) -> None:
+    spec = load_spec(ROOT / "configs" / f"{name}.yaml")
+    assert len(spec.variants) == count
+    by_levels = {
+        (v.factors["scenario"], v.factors["mechanism"], v.factors["loss"]): v for v in spec.variants
+    }
+    assert len({s for s, _, _ in by_levels}) == scenarios
+    for (scenario, mechanism, loss), variant in by_levels.items():
+        assert variant.name == f"{scenario}-{mechanism}-{loss}"
+        packet_loss = variant.topology.params["packet_loss"] if variant.topology else {}
+        assert packet_loss == ({frozenset({"na", "eu"}): 0.0005} if loss == "loss05" else {})
+    # The design's thresholds run in the tree and the single circuit, without
+    # loss; the single circuit (the starvation check) only without loss.
+    design = [key for key in by_levels if key[1].endswith("design")]
+    assert {s for s, _, _ in design} == {"tree", "single"}
+    assert {loss for _, _, loss in design} == {"noloss"}
+    assert {loss for s, _, loss in by_levels if s == "single"} == {"noloss"}
+    # Tor's thresholds and N3 on the forms that run everywhere, the design's
+    # beside them.
+    hop = {"cc_alg": 0, "hop_window": 1}
+    assert spec.variant("tree-backtap-loss05").consensus == dict(
+        hop, hop_window_alpha=8, hop_window_beta=16
     )
-    return data
-
-
-@pytest.mark.parametrize("name", ["congestion-small", "congestion"])
-def test_the_congestion_matrices_expand_to_the_variants_written_out_before(name: str) -> None:
-    path = ROOT / "configs" / f"{name}.yaml"
-    assert len(path.read_text().splitlines()) < 230
-    spec = load_spec(path)
-    before = _plain(name)
-    # Added since: the single scenario (one bulk client, the starvation
-    # check) and its client class, absent from the others.
-    single = {v.name for v in spec.variants if v.factors["scenario"] == "single"}
-    assert len(single) == 9
-    variants = {v.name: dataclasses.asdict(v) for v in spec.variants if v.name not in single}
-    assert len(variants) == 54
-    for body in variants.values():
-        assert body["clients"].pop("solo") == 0
-        assert set(body.pop("factors")) == {"scenario", "mechanism"}
-        assert body.pop("opens_network") is False  # keys added since
-        assert body.pop("client_relay_role") == "middle"
-        assert body.pop("consensus_from") == {}
-        assert body.pop("topology") is None
-    as_json = json.loads(json.dumps(variants))  # tuples as lists, as the file has them
-    assert as_json == before["variants"]
-    comparisons = [list(c) for c in spec.comparisons if c[0] not in single]
-    assert sorted(comparisons) == sorted(before["comparisons"])
-    assert len(comparisons) == len(before["comparisons"]) == 48
-    load_variants = [v for v in spec.checks.load_variants if v not in single]
-    assert sorted(load_variants) == sorted(before["load_variants"])
-    assert spec.baseline == before["baseline"]
-    tree = spec.variant("tree-n23")
-    assert tree.factors == {"scenario": "tree", "mechanism": "n23"}
+    assert spec.variant("tree-backtapdesign-noloss").consensus == hop
+    assert spec.variant("tree-maruthopdesign-noloss").consensus == dict(hop, hop_window_marut=1)
+    assert spec.variant("tree-n23-noloss").consensus == {"cc_alg": 0, "n23": 1, "n23_n3": 500}
+    assert spec.variant("single-n23design-noloss").consensus == {"cc_alg": 0, "n23": 1}
+    # Comparisons stay within a scenario and a loss level.
+    for variant, reference in spec.comparisons:
+        a, b = spec.variant(variant).factors, spec.variant(reference).factors
+        assert (a["scenario"], a["loss"]) == (b["scenario"], b["loss"])
+    assert ("tree-backtapdesign-noloss", "tree-backtap-noloss") in spec.comparisons
 
 
 def _spec_with(matrix: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -108,6 +106,7 @@ def test_per_factor_comparisons_and_exclusions() -> None:
         ),
         ({"name": "{f}"}, "matrix.name", "one placeholder for each factor"),
         ({"exclude": [{"f": "c"}]}, "matrix.exclude[0].f", "unknown factor or level"),
+        ({"exclude": [{"f": ["a", "b"]}]}, "matrix.exclude[0].f", "one rule per level"),
     ],
 )
 def test_conflicting_or_unknown_levels_are_errors(
@@ -126,6 +125,6 @@ def test_validate_expand_prints_a_plain_spec_that_loads_the_same(
     assert main(["validate", "--expand", "--force", str(path)]) == 0
     text = capsys.readouterr().out
     data = yaml.safe_load(text)
-    assert "matrix" not in data and len(data["variants"]) == 63
+    assert "matrix" not in data and len(data["variants"]) == 60
     again = parse_spec(data, "expanded.yaml")
     assert again.variants == load_spec(path).variants

@@ -159,6 +159,10 @@ def _exclusions(
         if not isinstance(rule, dict) or not rule:
             raise w.error("expected a mapping of factor to level")
         for factor, level in rule.items():
+            if not isinstance(level, str):
+                raise w.child(str(factor)).error(
+                    f"expected one level's name, not {level!r} (one rule per level)"
+                )
             if factor not in factors or level not in factors[factor]:
                 raise w.child(str(factor)).error(
                     f"unknown factor or level (factors: "
