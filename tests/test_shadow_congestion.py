@@ -20,13 +20,13 @@ pytestmark = [pytest.mark.shadow, pytest.mark.slow, needs_shadow, needs_patched_
 
 
 def test_hop_feedback_reaches_the_exit_and_feeds_its_window(tmp_path: Path) -> None:
-    data = congestion_tree([["tree-marut", "tree-vegas"]])
+    data = congestion_tree([["tree-marut-noloss", "tree-vegas-noloss"]])
     exp, report = run_experiment(data, tmp_path, TREE_TOLERATED)
 
     with (exp / "hop_feedback.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     # Only the variant that switches it on sends feedback.
-    assert rows and {r["variant"] for r in rows} == {"tree-marut"}
+    assert rows and {r["variant"] for r in rows} == {"tree-marut-noloss"}
     by_role: dict[str, list[dict[str, str]]] = {}
     for r in rows:
         by_role.setdefault(r["role"], []).append(r)

@@ -21,12 +21,12 @@ pytestmark = [pytest.mark.shadow, pytest.mark.slow, needs_shadow, needs_patched_
 
 
 def test_credit_crosses_every_hop_and_holds_circuits(tmp_path: Path) -> None:
-    data = congestion_tree([["tree-n23", "tree-fixed"]])
+    data = congestion_tree([["tree-n23-noloss", "tree-fixed-noloss"]])
     exp, report = run_experiment(data, tmp_path, TREE_TOLERATED)
 
     rows = N23.read_if_present(exp / "n23.csv")
     # Only the variant that switches it on logs N23 at all.
-    assert rows and {r.variant for r in rows} == {"tree-n23"}
+    assert rows and {r.variant for r in rows} == {"tree-n23-noloss"}
     by_host = {r.host: r for r in rows}
     # Credit goes back across every hop of the tree's circuits, both ways:
     # clients return it to guards for the data they receive, guards to
