@@ -51,6 +51,14 @@ def test_the_congestion_matrices_cross_scenario_mechanism_and_loss(
         a, b = spec.variant(variant).factors, spec.variant(reference).factors
         assert (a["scenario"], a["loss"]) == (b["scenario"], b["loss"])
     assert ("tree-backtapdesign-noloss", "tree-backtap-noloss") in spec.comparisons
+    # Each scenario keeps the classes it names and leaves every other out
+    # (allbulk once kept two classes of a removed scenario beside its own).
+    own = {"allbulk": {"allbulk"}, "tree": {"treeweb", "treebulk"}, "single": {"solo"}}
+    classes = {group.name for group in spec.network.clients}
+    for (scenario, _, _), variant in by_levels.items():
+        kept = {c for c in classes if variant.clients.get(c) != 0}
+        if scenario in own:
+            assert kept == own[scenario], variant.name
 
 
 def _spec_with(matrix: dict[str, Any], **extra: Any) -> dict[str, Any]:
