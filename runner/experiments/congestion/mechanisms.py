@@ -42,6 +42,7 @@ ESTIMATES = {
     HOP_WINDOW_MARUT_REMOTE: "the sending end only: the c_diff carried up from the next hops; "
     "middles hold no window",
 }
+N23_CREDIT = "credit of the next hop's free N2 + N3 cell buffer (N23)"
 PCTCP_OPTION = "MCTorPerCircuit 1"  # tor-patches/0003's per-circuit connections
 
 
@@ -69,13 +70,9 @@ def estimate_of(variant: Variant) -> str:
     credit is the next hop's free buffer space: it decides nothing)."""
     hop_window = hop_window_of(variant)
     if hop_window is None and replaces_e2e(variant):
-        return "per hop only: credit of the next hop's free N2 + N3 cell buffer (N23)"
+        return f"per hop only: {N23_CREDIT}"
     estimate = ESTIMATES[hop_window or window_of(variant)]
-    return estimate + (
-        "; per hop, credit of the next hop's free N2 + N3 cell buffer (N23)"
-        if is_n23(variant)
-        else ""
-    )
+    return estimate + (f"; per hop, {N23_CREDIT}" if is_n23(variant) else "")
 
 
 def is_pctcp(variant: Variant) -> bool:
