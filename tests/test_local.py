@@ -208,6 +208,27 @@ def test_oniontrace_waits_for_tors_control_port() -> None:
     listener.close()
 
 
+def test_clients_wait_for_a_consensus_listing_every_relay(tmp_path: Path) -> None:
+    from runner.errors import RunError
+    from runner.execute.local.run import wait_for_consensus
+
+    authority = tmp_path / "4uthority1"
+    authority.mkdir()
+    router = "r relay{n} AAAA BBBB 2026-01-01 00:00:00 10.0.0.{n} 9001 0\ns Fast Running Valid\n"
+    # No consensus yet, then one that lists 2 of the 3: it keeps waiting.
+    with pytest.raises(RunError, match=r"does not list all 3 relays .*4uthority1 lists 0"):
+        wait_for_consensus([authority], 3, 0.2, lambda: None)
+    (authority / "cached-consensus").write_text(
+        "network-status-version 3\n" + router.format(n=1) * 2
+    )
+    calls: list[int] = []
+    with pytest.raises(RunError, match="4uthority1 lists 2"):
+        wait_for_consensus([authority], 3, 0.6, lambda: calls.append(1))
+    assert calls  # it checks the network's processes while it waits
+    (authority / "cached-consensus").write_text("".join(router.format(n=n) for n in (1, 2, 3)))
+    wait_for_consensus([authority], 3, 5.0, lambda: None)
+
+
 def _socks5_connect(proxy: tuple[str, int], host: str, port: int) -> int:
     """SOCKS5 CONNECT through ``proxy``; tor's reply code (0: connected)."""
     with socket.create_connection(proxy, timeout=150) as sock:

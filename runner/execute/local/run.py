@@ -2,7 +2,8 @@
 
 The run directory gets the same layout as under Shadow
 (``shadow.data/hosts/<host>/<program>.<n>.stdout``), so collection and
-comparison work unchanged. Processes start in the spec's order; clients'
+comparison work unchanged. Processes start in the spec's order, clients'
+tors once the authorities' consensus lists every relay; clients'
 traffic starts once every client's tor has bootstrapped and knows every relay
 of the network (and a short settle
 for circuits and multipath sets), then runs for the measurement time. There is
@@ -31,6 +32,7 @@ from runner.execute.local.procs import ProcessSet
 from runner.layout import SHADOW_DATA, SHADOW_TEMPLATE
 from runner.network.backends import PROCESSES
 from runner.network.torrc import CONTROL_COOKIE
+from runner.spec.model import RELAY_ROLES
 
 BOOTSTRAP_TIMEOUT = 300.0
 SETTLE = 10.0  # after bootstrap: prebuilt circuits and multipath sets link
@@ -155,6 +157,34 @@ def _relays_known(home: Path) -> int:
     return min(listed, described)
 
 
+def consensus_lists(home: Path) -> int:
+    """How many relays an authority's latest consensus lists (0 before it has one)."""
+    try:
+        consensus = (home / "cached-consensus").read_text(errors="replace")
+    except OSError:
+        return 0
+    return sum(line.startswith("r ") for line in consensus.splitlines())
+
+
+def wait_for_consensus(
+    homes: list[Path], relays: int, timeout: float, alive: Callable[[], None]
+) -> None:
+    """Return once every authority's consensus lists all ``relays`` (the
+    authorities counted). Clients start only then: in real time relays join
+    the consensus over several voting rounds, and a client that bootstraps on
+    an early one builds its first circuits and multipath sets (each leg its
+    own guard and middle) from the few relays it lists."""
+    deadline = time.monotonic() + timeout
+    while not all(consensus_lists(home) >= relays for home in homes):
+        if time.monotonic() > deadline:
+            listed = ", ".join(f"{h.name} lists {consensus_lists(h)}" for h in homes)
+            raise RunError(
+                f"the consensus does not list all {relays} relays after {timeout:.0f} s ({listed})"
+            )
+        alive()
+        time.sleep(0.5)
+
+
 def _tail(path: Path, lines: int = 5) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
@@ -265,13 +295,21 @@ def run_local(
         ),
         key=lambda item: (item[0], item[1]),
     )
+    authorities = [data / "hosts" / h for h, info in hosts.items() if info["role"] == "authority"]
+    network_size = sum(1 for info in hosts.values() if info["role"] in ("authority", *RELAY_ROLES))
     started = time.time()
     manifest["clock_epoch"] = started
     with ProcessSet() as procs:
         starter = _Starter(procs, data, manifest, programs)
+        clients_waiting = bool(authorities)
         for offset, host, entry in early:
             while time.time() - started < offset:
                 time.sleep(0.05)
+            if clients_waiting and host in clients:
+                wait_for_consensus(
+                    authorities, network_size, BOOTSTRAP_TIMEOUT, lambda: _check(procs, data)
+                )
+                clients_waiting = False
             starter.start(host, entry)
         deadline = time.monotonic() + BOOTSTRAP_TIMEOUT
         # Every relay of the network, the authorities included (each has keys).
