@@ -90,7 +90,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         from runner.network.capacity import check_capacity
 
         backend = _backend(args, spec)
-        runs = len(spec.variants) * len(spec.seeds)
+        runs = len(spec.runs())
         placement = plan_placement(spec, backend, runs)
         check_capacity(spec, backend, placement.jobs, args.max_hosts)
     for warning in _backend(args, spec).warnings(spec):
@@ -105,7 +105,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         r = spec.seed_rounds
         print(
             f"{spec.path}: ok ({len(spec.variants)} variants x {r.min} to {r.max} seeds, "
-            f"{r.step} more a round until its {len(spec.hypotheses)} hypotheses are decisive)",
+            f"{r.step} more a round"
+            + (" of the variants they still need" if r.later == "hypotheses" else "")
+            + f" until its {len(spec.hypotheses)} hypotheses are decisive)",
             file=out,
         )
         return 0
@@ -204,7 +206,7 @@ def _compare(spec: Spec, args: argparse.Namespace) -> int:
     result = write_report(spec, layout, ANALYSES)
     for failure in result.failures:
         print(f"CHECK FAILED: {failure}", file=sys.stderr)
-    runs = {(v.name, s): layout.run_dir(v.name, s) for v in spec.variants for s in spec.seeds}
+    runs = {(v.name, s): layout.run_dir(v.name, s) for v, s in spec.runs()}
     if record_check_failures(runs, result.failures):
         print(
             "The runs whose checks failed are kept and reported; "

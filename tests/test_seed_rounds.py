@@ -96,3 +96,89 @@ def test_rounds_stop_at_max_and_say_what_is_still_undetermined(tmp_path: Path) -
     assert not record["rounds"][-1]["answered"]
     assert "reached the most seeds the spec allows (8)" in record["stopped"]
     assert "still undetermined: conflux-shortens-5mib" in record["stopped"]
+
+
+def test_later_rounds_are_all_variants_or_what_the_hypotheses_need() -> None:
+    assert _spec({"min": 3, "max": 9}).seed_rounds == SeedRounds(3, 9, 2, "all")
+    spec = _spec({"min": 3, "max": 9, "later": "hypotheses"})
+    assert spec.seed_rounds == SeedRounds(3, 9, 2, "hypotheses")
+    with pytest.raises(SpecError) as caught:
+        _spec({"min": 3, "max": 9, "later": "some"})
+    assert caught.value.key == "seeds.later" and "expected one of all, hypotheses" in str(
+        caught.value
+    )
+
+
+def _two_hypotheses(seeds: Any) -> Spec:
+    """ci-small with a third variant and a second hypothesis on it."""
+    data = yaml.safe_load(CI_SMALL.read_text())
+    data["seeds"] = seeds
+    data["variants"]["conflux-three"] = {
+        "description": "Conflux on, three legs",
+        "torrc": {"client": ["ConfluxEnabled 1"]},
+        "consensus": {"cfx_num_legs_set": 3},
+    }
+    data["hypotheses"].append(
+        {**data["hypotheses"][0], "name": "three-legs-shorten-5mib", "variant": "conflux-three"}
+    )
+    return parse_spec(data, "x.yaml")
+
+
+def test_later_rounds_run_only_the_variants_of_undetermined_hypotheses(tmp_path: Path) -> None:
+    spec = _two_hypotheses({"min": 3, "max": 9, "later": "hypotheses"})
+    layout = Layout(tmp_path, spec.name)
+    decided, still_open = spec.hypotheses
+    ran: list[list[tuple[str, int]]] = []
+    looks: dict[str, list[int]] = {decided.name: [], still_open.name: []}
+
+    def run_round(current: Spec) -> int:
+        ran.append([(v.name, s) for v, s in current.runs()])
+        return 0
+
+    def answer_round(current: Spec) -> list[Answer]:
+        found = []
+        for h in current.hypotheses:
+            n = len(set(current.seeds_of(h.variant)) & set(current.seeds_of(h.reference)))
+            looks[h.name].append(n)
+            # the first is decisive from 5 seeds on (-30% +- 0.15 there); the second never
+            w = 1.5 / n if h is decided else 1.0
+            est = Estimate(-0.3 if h is decided else 0.0, -0.3 - w / 2, -0.3 + w / 2, n)
+            found.append(Answer(h, est, verdict(est, h)))
+        return found
+
+    final, code = run_in_rounds(spec, layout, run_round, answer_round)
+    assert code == 0
+    # Every variant at the first look and at the look that decided the first
+    # hypothesis; after it, only the variants the open one compares.
+    assert [len(r) for r in ran] == [9, 15, 5 + 7 + 7, 5 + 9 + 9]
+    assert ("conflux-on", 6) not in ran[2] and ("conflux-three", 6) in ran[2]
+    assert looks[decided.name] == [3, 5, 5, 5]  # its seeds stop with it
+    assert looks[still_open.name] == [3, 5, 7, 9]
+    assert final.seeds == tuple(range(1, 10))
+    assert final.variant_seeds == {"conflux-on": (1, 2, 3, 4, 5)}
+    assert len(final.runs()) == 5 + 9 + 9
+    record = json.loads((layout.experiment_dir / ROUNDS_FILE).read_text())
+    assert record["variant_seeds"] == {"conflux-on": [1, 2, 3, 4, 5]}
+    assert [r["runs"] for r in record["rounds"]] == [9, 15, 19, 23]
+    # collect, compare and run read the same runs back
+    again = seeds_in_use(_two_hypotheses({"min": 3, "max": 9, "later": "hypotheses"}), layout)
+    assert again.runs() == final.runs()
+
+
+def test_a_needed_variant_brings_the_variant_its_limit_is_measured_from() -> None:
+    from runner.analyses.seed_rounds import needed_variants
+    from runner.experiments import load_spec
+    from tests.conftest import ROOT
+
+    spec = load_spec(ROOT / "configs" / "tortoise-small.yaml")
+    by_name = {h.name: h for h in spec.hypotheses}
+    open_one = by_name["client-relays-free-web-under-the-limit"]  # relays20-low vs limit-low
+    est = Estimate(0.0, -0.5, 0.5, 3)
+    decided = Estimate(-0.5, -0.6, -0.4, 3)
+    found = [
+        Answer(h, est if h is open_one else decided, verdict(est if h is open_one else decided, h))
+        for h in spec.hypotheses
+    ]
+    # both limited variants take their limit from the unlimited run of the seed
+    assert needed_variants(spec, found) >= {"relays20-low", "limit-low", "unlimited"}
+    assert "growth" not in needed_variants(spec, found)

@@ -169,8 +169,8 @@ def cpu_hours(spec: Spec, layout: Layout, a: Answer) -> float | None:
     """The CPU-hours of the runs behind an answer (its variant's and its
     reference's, at every seed in use); None if a run did not record them."""
     total = 0.0
-    for seed in spec.seeds:
-        for variant in (a.hypothesis.variant, a.hypothesis.reference):
+    for variant in (a.hypothesis.variant, a.hypothesis.reference):
+        for seed in spec.seeds_of(variant):
             run_dir = layout.run_dir(variant, seed)
             if not run_dir.is_dir():
                 continue
@@ -194,9 +194,14 @@ def answers(spec: Spec, layout: Layout, transfers: list[TransferRow]) -> list[An
     all_rounds = hypothesis_rounds(spec, layout, transfers)
     design = SequentialDesign.of(spec)
     return [
-        answer(h, transfers, bandwidths, all_rounds, design, len(spec.seeds))
+        answer(h, transfers, bandwidths, all_rounds, design, len(shared_seeds(spec, h)))
         for h in spec.hypotheses
     ]
+
+
+def shared_seeds(spec: Spec, h: Hypothesis) -> set[int]:
+    """The seeds a hypothesis's variant and reference both ran at: its look."""
+    return set(spec.seeds_of(h.variant)) & set(spec.seeds_of(h.reference))
 
 
 def answer_record(a: Answer, cpu: float | None) -> dict[str, Any]:

@@ -417,23 +417,20 @@ def make_plan(
         if t.measured and t.success:
             moved[(t.variant, t.seed)] = moved.get((t.variant, t.seed), 0.0) + t.size
     costs, shape = [], (0, 0, 0, 0)
-    for seed in spec.seeds:
-        for variant in spec.variants:
-            run_dir = layout.run_dir(variant.name, seed)
-            if run_status(run_dir) != STATUS_COMPLETE:
-                continue
-            manifest = read_manifest(run_dir)
-            shape = _hosts(manifest)
-            cpu = run_cpu_seconds(run_dir)
-            if cpu is None:
-                continue
-            wall = sum(
-                float(manifest.get("phases", {}).get(k, 0.0))
-                for k in ("generate_s", "simulate_s", "collect_s")
-            )
-            costs.append(
-                RunCost(variant.name, seed, cpu, wall, moved.get((variant.name, seed), 0.0))
-            )
+    for variant, seed in spec.runs():
+        run_dir = layout.run_dir(variant.name, seed)
+        if run_status(run_dir) != STATUS_COMPLETE:
+            continue
+        manifest = read_manifest(run_dir)
+        shape = _hosts(manifest)
+        cpu = run_cpu_seconds(run_dir)
+        if cpu is None:
+            continue
+        wall = sum(
+            float(manifest.get("phases", {}).get(k, 0.0))
+            for k in ("generate_s", "simulate_s", "collect_s")
+        )
+        costs.append(RunCost(variant.name, seed, cpu, wall, moved.get((variant.name, seed), 0.0)))
     measured, clients, relays, hosts = shape
     cost = cost_model(costs, measured / hosts if hosts else 0.0)
     measure_share = spec.duration.measure / (spec.duration.bootstrap + spec.duration.measure)

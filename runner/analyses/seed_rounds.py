@@ -1,7 +1,10 @@
 """Seeds until answered: ``seeds: {min, max, step}`` runs ``min`` seeds
 (5 unless the spec says otherwise), then ``step`` more at a time, until
 every hypothesis has a decisive verdict (supported, no change that matters,
-or contradicted), or ``max`` seeds have run.
+or contradicted), or ``max`` seeds have run. With ``later: hypotheses`` a
+later round runs only the variants the undetermined hypotheses compare:
+the first round gives every variant's table, the later ones buy the
+answers (a hypothesis decided stops costing runs).
 
 Each look's interval is a repeated confidence interval of the spec's
 group-sequential design (runner/analyses/sequential.py), so stopping on the
@@ -34,6 +37,7 @@ class RoundResult:
     intervals: dict[str, list[float | None]]  # hypothesis -> [low, high], as changes
     critical: float | None  # the t value of this look's intervals
     answered: bool
+    runs: int = 0  # the runs of every variant at the look's seeds
 
 
 def all_answered(found: list[Answer]) -> bool:
@@ -53,6 +57,45 @@ def next_seeds(spec: Spec, seeds: tuple[int, ...]) -> tuple[int, ...]:
     more = next((n for n in looks if n > len(seeds)), spec.seed_rounds.max) - len(seeds)
     first = max(seeds) + 1
     return seeds + tuple(range(first, first + more))
+
+
+def needed_variants(spec: Spec, found: list[Answer]) -> set[str]:
+    """The variants the undetermined hypotheses compare, with the variants
+    theirs take measured parameters from (run on the same seed, first)."""
+    names = {
+        name
+        for a in found
+        if a.verdict == UNDETERMINED
+        for name in (a.hypothesis.variant, a.hypothesis.reference)
+    }
+    pending = list(names)
+    while pending:
+        for measured in spec.variant(pending.pop()).consensus_from.values():
+            if measured.variant not in names:
+                names.add(measured.variant)
+                pending.append(measured.variant)
+    return names
+
+
+def next_round(spec: Spec, current: Spec, found: list[Answer]) -> Spec:
+    """The spec of the next round: ``step`` more seeds (to the next planned
+    look), for every variant or, with ``later: hypotheses``, for those the
+    undetermined hypotheses need; the others keep the seeds they ran."""
+    assert spec.seed_rounds is not None
+    seeds = next_seeds(spec, current.seeds)
+    if spec.seed_rounds.later == "all":
+        return replace(current, seeds=seeds)
+    added = seeds[len(current.seeds) :]
+    needed = needed_variants(spec, found)
+    variant_seeds = {
+        v.name: current.seeds_of(v.name) + (added if v.name in needed else ())
+        for v in spec.variants
+    }
+    return replace(
+        current,
+        seeds=seeds,
+        variant_seeds={name: s for name, s in variant_seeds.items() if s != seeds},
+    )
 
 
 def stop_reason(spec: Spec, rounds: list[RoundResult], found: list[Answer]) -> str:
@@ -78,12 +121,16 @@ def run_in_rounds(
     that ran, and the worst exit code of the rounds' runs."""
     assert spec.seed_rounds is not None
     plan = design(spec)
-    seeds = spec.seeds
+    current = spec
     rounds: list[RoundResult] = []
     worst = 0
     while True:
-        current = replace(spec, seeds=seeds)
-        print(f"seed round {len(rounds) + 1}: seeds {', '.join(map(str, seeds))}")
+        seeds = current.seeds
+        runs = len(current.runs())
+        print(
+            f"seed round {len(rounds) + 1}: seeds {', '.join(map(str, seeds))} "
+            f"({runs} runs of {len(spec.variants)} variants)"
+        )
         worst = max(worst, run_round(current))
         found = answer_round(current)
         criticals = [a.critical for a in found if a.critical is not None]
@@ -94,11 +141,12 @@ def run_in_rounds(
                 {a.hypothesis.name: [a.estimate.low, a.estimate.high] for a in found},
                 max(criticals) if criticals else None,
                 all_answered(found),
+                runs,
             )
         )
         if rounds[-1].answered or len(seeds) >= spec.seed_rounds.max:
             break
-        seeds = next_seeds(spec, seeds)
+        current = next_round(spec, current, found)
     reason = stop_reason(spec, rounds, found)
     print(f"seed rounds: {len(rounds)}; stopped: {reason}")
     layout.experiment_dir.mkdir(parents=True, exist_ok=True)
@@ -119,13 +167,15 @@ def run_in_rounds(
                     "intervals": r.intervals,
                     "critical": r.critical,
                     "answered": r.answered,
+                    "runs": r.runs,
                 }
                 for r in rounds
             ],
+            "variant_seeds": {name: list(s) for name, s in current.variant_seeds.items()},
             "stopped": reason,
         },
     )
-    return replace(spec, seeds=seeds), worst
+    return current, worst
 
 
 def read_rounds(layout: Layout) -> dict[str, Any] | None:
@@ -144,4 +194,13 @@ def seeds_in_use(spec: Spec, layout: Layout) -> Spec:
     data = read_rounds(layout)
     if not data or not data.get("rounds"):
         return spec
-    return replace(spec, seeds=tuple(int(s) for s in data["rounds"][-1]["seeds"]))
+    names = {v.name for v in spec.variants}
+    return replace(
+        spec,
+        seeds=tuple(int(s) for s in data["rounds"][-1]["seeds"]),
+        variant_seeds={
+            name: tuple(int(s) for s in seeds)
+            for name, seeds in data.get("variant_seeds", {}).items()
+            if name in names
+        },
+    )

@@ -305,19 +305,16 @@ def choose_runs(
     """Every (variant, seed) with what is in its place. Without ``versions``
     (the tools are elsewhere, on a cluster) only the spec's parts are compared."""
     choices = []
-    for seed in spec.seeds:
-        for variant in spec.variants:
-            run_dir = layout.run_dir(variant.name, seed)
-            complete = (
-                run_status(run_dir) == STATUS_COMPLETE and run_backend(run_dir) == backend.name
-            )
-            changed: list[str] = []
-            if complete:
-                expected = spec_parts(spec, variant, seed, backend)
-                if versions is not None:
-                    expected[TOOLS_PART] = digest(versions)
-                changed = changed_parts(read_manifest(run_dir).get("identity"), expected)
-            choices.append(RunChoice(variant.name, seed, run_dir, complete, tuple(changed)))
+    for variant, seed in spec.runs():
+        run_dir = layout.run_dir(variant.name, seed)
+        complete = run_status(run_dir) == STATUS_COMPLETE and run_backend(run_dir) == backend.name
+        changed: list[str] = []
+        if complete:
+            expected = spec_parts(spec, variant, seed, backend)
+            if versions is not None:
+                expected[TOOLS_PART] = digest(versions)
+            changed = changed_parts(read_manifest(run_dir).get("identity"), expected)
+        choices.append(RunChoice(variant.name, seed, run_dir, complete, tuple(changed)))
     return choices
 
 

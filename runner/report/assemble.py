@@ -36,13 +36,12 @@ class ReportResult:
 
 def _manifests(spec: Spec, layout: Layout) -> list[dict[str, Any]]:
     found = []
-    for seed in spec.seeds:
-        for variant in spec.variants:
-            run_dir = layout.run_dir(variant.name, seed)
-            try:
-                found.append(read_manifest(run_dir))
-            except (OSError, ValueError):
-                found.append({"variant": variant.name, "seed": seed, "status": "missing"})
+    for variant, seed in spec.runs():
+        run_dir = layout.run_dir(variant.name, seed)
+        try:
+            found.append(read_manifest(run_dir))
+        except (OSError, ValueError):
+            found.append({"variant": variant.name, "seed": seed, "status": "missing"})
     return found
 
 
@@ -94,6 +93,7 @@ def _what_ran(
         f"- spec: `{spec.path}` (sha256 `{spec.sha256[:16]}`)",
         f"- backend: {first.get('backend', 'n/a')}",
         f"- seeds: {', '.join(map(str, spec.seeds))}; baseline variant: `{spec.baseline}`",
+        *_fewer_seeds_line(spec),
         *_rounds_line(spec, layout),
         (
             f"- real time: {backend.measure(spec):.0f} s of traffic once the network "
@@ -194,6 +194,23 @@ def stale_runs(spec: Spec, manifests: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _fewer_seeds_line(spec: Spec) -> list[str]:
+    """The variants later seed rounds left out, and the seeds they ran."""
+    if not spec.variant_seeds:
+        return []
+    by_seeds: dict[tuple[int, ...], list[str]] = {}
+    for name, seeds in spec.variant_seeds.items():
+        by_seeds.setdefault(seeds, []).append(name)
+    parts = [
+        f"{len(names)} at seeds {', '.join(map(str, seeds))}"
+        for seeds, names in sorted(by_seeds.items(), key=lambda item: (len(item[0]), item[0]))
+    ]
+    return [
+        f"- variants at fewer seeds (the later rounds ran only what undetermined hypotheses "
+        f"compare): {'; '.join(parts)} of {len(spec.variants)} variants"
+    ]
+
+
 def _rounds_line(spec: Spec, layout: Layout) -> list[str]:
     """How many rounds of seeds ran, and why they stopped."""
     if spec.seed_rounds is None:
@@ -201,7 +218,10 @@ def _rounds_line(spec: Spec, layout: Layout) -> list[str]:
     data = read_rounds(layout)
     if not data:
         return ["- seed rounds: none recorded (run `runner experiment` to run them)"]
-    counts = ", ".join(str(len(r["seeds"])) for r in data["rounds"])
+    counts = ", ".join(
+        f"{len(r['seeds'])}" + (f" ({r['runs']} runs)" if r.get("runs") else "")
+        for r in data["rounds"]
+    )
     rule = data.get("rule", {})
     bounds = ", ".join(
         f"{n} seeds: t = {float(t):.2f}"

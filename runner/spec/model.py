@@ -197,15 +197,23 @@ def client_relay_load_role(position: str) -> str:
 LOAD_ROLES = (*RELAY_ROLES, *(client_relay_load_role(p) for p in CLIENT_RELAY_ROLES))
 
 
+# What the rounds after the first run (seeds: {later: ...}): every variant,
+# or only the variants that the hypotheses still undetermined compare.
+LATER_ROUNDS = ("all", "hypotheses")
+
+
 @dataclass(frozen=True)
 class SeedRounds:
-    """``seeds: {min, max, step}``: run ``min`` seeds (default 5), then
+    """``seeds: {min, max, step, later}``: run ``min`` seeds (default 5), then
     ``step`` (default 2) more at a time until every hypothesis is decisive
-    or ``max`` seeds have run."""
+    or ``max`` seeds have run. With ``later: hypotheses`` the first round
+    runs every variant (the report's tables) and the later ones only what
+    the undetermined hypotheses need."""
 
     min: int
     max: int
     step: int
+    later: str = "all"
 
 
 @dataclass(frozen=True)
@@ -253,12 +261,23 @@ class Spec:
     hypotheses: tuple[Hypothesis, ...] = ()
     seed_rounds: SeedRounds | None = None
     raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
+    # The seeds of the variants that run at fewer than ``seeds`` (seed rounds
+    # with ``later: hypotheses``); ``seeds`` is then every seed any variant ran.
+    variant_seeds: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     def variant(self, name: str) -> Variant:
         for variant in self.variants:
             if variant.name == name:
                 return variant
         raise KeyError(name)
+
+    def seeds_of(self, variant: str) -> tuple[int, ...]:
+        """The seeds ``variant`` runs at."""
+        return self.variant_seeds.get(variant, self.seeds)
+
+    def runs(self) -> list[tuple[Variant, int]]:
+        """Every (variant, seed) the spec runs, seed by seed."""
+        return [(v, s) for s in self.seeds for v in self.variants if s in self.seeds_of(v.name)]
 
     @property
     def stop_time(self) -> float:
@@ -806,15 +825,21 @@ DEFAULT_FIRST_SEEDS = 5
 
 
 def _seeds(value: Any, where: Where) -> tuple[tuple[int, ...], SeedRounds | None]:
-    """A list of seeds, or {min, max, step}: seeds 1..min first, more in rounds."""
+    """A list of seeds, or {min, max, step, later}: seeds 1..min first, more in rounds."""
     if isinstance(value, dict):
-        body = _mapping(value, where, ("max",), ("min", "step"))
+        body = _mapping(value, where, ("max",), ("min", "step", "later"))
         low = _value(
             body.get("min", DEFAULT_FIRST_SEEDS), where.child("min"), Param("int", minimum=2)
         )
         high = _value(body["max"], where.child("max"), Param("int", minimum=low))
         step = _value(body.get("step", 2), where.child("step"), Param("int", minimum=1))
-        return tuple(range(1, low + 1)), SeedRounds(low, high, step)
+        later = body.get("later", "all")
+        if later not in LATER_ROUNDS:
+            raise where.child("later").error(
+                f"expected one of {', '.join(LATER_ROUNDS)} (what the rounds after the "
+                f"first run), got {later!r}"
+            )
+        return tuple(range(1, low + 1)), SeedRounds(low, high, step, later)
     seeds = _value(value, where, Param("list:int", minimum=0))
     if len(set(seeds)) != len(seeds):
         raise where.error("seeds must be distinct")

@@ -59,23 +59,22 @@ def collect(spec: Spec, layout: Layout, declared: Sequence[Table[Any]]) -> Colle
     tor_markers = tuple(dict.fromkeys(m for t in wanted for m in t.tor_markers))
     rows: dict[str, list[Any]] = {t.name: [] for t in wanted}
     runs = 0
-    for seed in spec.seeds:
-        for variant in spec.variants:
-            run_dir = layout.run_dir(variant.name, seed)
-            if run_status(run_dir) != STATUS_COMPLETE:
-                continue
-            started = time.monotonic()
-            cpu_started = time.thread_time()
-            manifest = read_manifest(run_dir)
-            logs = RunLogs(run_dir, manifest, {"tor": tor_markers})
-            for table in wanted:
-                rows[table.name] += table.rows(logs)
-            _warn_damage(run_dir, logs)
-            manifest["phases"]["collect_s"] = round(time.monotonic() - started, 3)
-            if isinstance(manifest.get(CPU_PHASES), dict):
-                manifest[CPU_PHASES]["collect"] = round(time.thread_time() - cpu_started, 3)
-            write_manifest(run_dir, manifest)
-            runs += 1
+    for variant, seed in spec.runs():
+        run_dir = layout.run_dir(variant.name, seed)
+        if run_status(run_dir) != STATUS_COMPLETE:
+            continue
+        started = time.monotonic()
+        cpu_started = time.thread_time()
+        manifest = read_manifest(run_dir)
+        logs = RunLogs(run_dir, manifest, {"tor": tor_markers})
+        for table in wanted:
+            rows[table.name] += table.rows(logs)
+        _warn_damage(run_dir, logs)
+        manifest["phases"]["collect_s"] = round(time.monotonic() - started, 3)
+        if isinstance(manifest.get(CPU_PHASES), dict):
+            manifest[CPU_PHASES]["collect"] = round(time.thread_time() - cpu_started, 3)
+        write_manifest(run_dir, manifest)
+        runs += 1
     if not runs:  # no tables from nothing: compare would report empty ones
         return Collected(0, {t.name: 0 for t in wanted})
     layout.experiment_dir.mkdir(parents=True, exist_ok=True)
