@@ -93,3 +93,22 @@ def test_designs_that_load_the_network_are_flagged_and_not_chosen() -> None:
     assert cheapest(found) is configured
     assert configured.rule_max >= configured.fixed_seeds["h"]
     assert configured.cpu_s_per_seed == pytest.approx(3 * (60 + 100))
+
+
+def test_later_rounds_of_the_hypotheses_variants_cost_only_those_runs() -> None:
+    from runner.analyses.seed_plan import FIRST_ROUND
+
+    spreads = {"h": Spread("h", 5, math.log(0.8), 0.30, 0.01, 0.25, 0.04)}
+    cost = CostModel(60.0, 1e-6, 1e8, 1.1, 15, True)
+    alternatives = (Alternative("as configured"),)
+    (every,) = predict(spreads, (H,), cost, 30, 0.6, 0.2, 1.0, alternatives)
+    (later,) = predict(spreads, (H,), cost, 30, 0.6, 0.2, 1.0, alternatives, later_variants=2)
+    seeds = every.expected_seeds
+    assert seeds > FIRST_ROUND and later.expected_seeds == seeds
+    per_run = 60 + 100
+    assert every.cpu_hours_expected == pytest.approx(per_run * 30 * seeds / 3600)
+    # every variant at the first 5 seeds, then the hypothesis's 2
+    assert later.cpu_hours_expected == pytest.approx(
+        per_run * (30 * FIRST_ROUND + 2 * (seeds - FIRST_ROUND)) / 3600
+    )
+    assert later.wall_hours(2, 30, math.ceil(seeds)) < every.wall_hours(2, 30, math.ceil(seeds))

@@ -41,6 +41,7 @@ from runner.analyses.answers import hypothesis_rounds, per_seed_samples
 from runner.analyses.client_bandwidth import ClientBandwidth
 from runner.analyses.power import MAX_SEEDS, Target, seeds_to_decisive, simulate_rounds
 from runner.analyses.rounds import Round
+from runner.analyses.seed_rounds import variants_compared
 from runner.analyses.sequential import SequentialDesign
 from runner.analyses.stats import resample_clients, resample_within
 from runner.layout import Layout
@@ -233,12 +234,23 @@ class Prediction:
     busiest: float | None  # the busiest relay's predicted mean utilisation
     loads: bool  # the measured clients would load the network
     wall_per_cpu: float = 1.0  # a run's wall time over its CPU time
+    # Variants the rounds after the first run (seeds: {later: hypotheses});
+    # None: every variant.
+    later_variants: int | None = None
 
     def wall_hours(self, cores: int, variants: int, seeds: float) -> float:
         """Wall hours on ``cores`` cores, one run per core at a time."""
-        runs = variants * seeds
         per_run = self.cpu_s_per_seed / variants * self.wall_per_cpu
+        runs = rule_runs(variants, seeds, self.later_variants)
         return math.ceil(runs / cores) * per_run / 3600
+
+
+def rule_runs(variants: int, seeds: float, later_variants: int | None) -> float:
+    """Runs of a rule that reaches ``seeds`` seeds: every variant at the
+    first round's seeds, then ``later_variants`` (if not all) at the others."""
+    if later_variants is None or seeds <= FIRST_ROUND:
+        return variants * seeds
+    return variants * FIRST_ROUND + later_variants * (seeds - FIRST_ROUND)
 
 
 SIMULATED_UP_TO = 41  # rules with more seeds than this are approximated, not simulated
@@ -249,8 +261,12 @@ SIMULATED_UP_TO = 41  # rules with more seeds than this are approximated, not si
 LAST_LOOK_INFLATION = 1.1
 
 
+# The first round of the rules the plan simulates: seeds {min: 5, step: 2}.
+FIRST_ROUND = 5
+
+
 def rule_max_seeds(
-    effect: float, variance: float, target: Target, first: int = 5
+    effect: float, variance: float, target: Target, first: int = FIRST_ROUND
 ) -> tuple[int, float]:
     """The smallest ``max`` of seeds {min: first, step: 2} whose rule decides
     with PROBABILITY, and the seeds it is expected to run; (MAX_SEEDS + 1,
@@ -290,11 +306,13 @@ def predict(
     measured_share: float,
     alternatives: Sequence[Alternative] = ALTERNATIVES,
     base: Alternative = Alternative("pilot"),
+    later_variants: int | None = None,
 ) -> list[Prediction]:
     """``measure_share``: the measurement's share of the simulated time;
     ``measured_share``: the measured clients' share of the network's
     traffic (their load grows with their number); ``base``: how the design
-    planned for differs from the pilot's (the alternatives apply on top)."""
+    planned for differs from the pilot's (the alternatives apply on top);
+    ``later_variants``: the variants rounds after the first run, if not all."""
     found = []
     for named in alternatives:
         alt = named.on(base)
@@ -325,11 +343,16 @@ def predict(
                 worst_max,
                 worst_expected,
                 per_seed,
-                per_seed * worst_expected / 3600 if math.isfinite(worst_expected) else math.inf,
-                per_seed * worst_max / 3600 if worst_max <= MAX_SEEDS else math.inf,
+                per_run * rule_runs(variants, worst_expected, later_variants) / 3600
+                if math.isfinite(worst_expected)
+                else math.inf,
+                per_run * rule_runs(variants, worst_max, later_variants) / 3600
+                if worst_max <= MAX_SEEDS
+                else math.inf,
                 loaded,
                 loaded is not None and loaded > LOADED,
                 cost.wall_per_cpu if cost else 1.0,
+                later_variants,
             )
         )
     return found
@@ -386,6 +409,13 @@ def scaling(pilot: Spec, target: Spec) -> Alternative:
         target.duration.measure / pilot.duration.measure,
         target.duration.bootstrap / pilot.duration.bootstrap,
     )
+
+
+def later_variants(spec: Spec) -> int | None:
+    """The variants ``spec``'s later seed rounds run, if not all."""
+    if spec.seed_rounds is None or spec.seed_rounds.later != "hypotheses":
+        return None
+    return len(variants_compared(spec, spec.hypotheses))
 
 
 def make_plan(
@@ -445,6 +475,7 @@ def make_plan(
         measured / clients if clients else 1.0,
         alternatives_for(round(measured * base.clients)),
         base,
+        later_variants(planned),
     )
     return Plan(
         tuple(sorted(seeds)),

@@ -17,7 +17,7 @@ stopped, and ``collect`` and ``compare`` use the seeds it lists.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -25,6 +25,7 @@ from runner.analyses.answers import UNDETERMINED, Answer
 from runner.analyses.sequential import SequentialDesign
 from runner.layout import Layout
 from runner.manifest import write_json_atomic
+from runner.spec.hypotheses import Hypothesis
 from runner.spec.model import Spec
 
 ROUNDS_FILE = "seed_rounds.json"
@@ -61,13 +62,14 @@ def next_seeds(spec: Spec, seeds: tuple[int, ...]) -> tuple[int, ...]:
 
 def needed_variants(spec: Spec, found: list[Answer]) -> set[str]:
     """The variants the undetermined hypotheses compare, with the variants
-    theirs take measured parameters from (run on the same seed, first)."""
-    names = {
-        name
-        for a in found
-        if a.verdict == UNDETERMINED
-        for name in (a.hypothesis.variant, a.hypothesis.reference)
-    }
+    theirs take measured parameters from."""
+    return variants_compared(spec, [a.hypothesis for a in found if a.verdict == UNDETERMINED])
+
+
+def variants_compared(spec: Spec, hypotheses: Iterable[Hypothesis]) -> set[str]:
+    """The variants ``hypotheses`` compare, with the variants theirs take
+    measured parameters from (run on the same seed, first)."""
+    names = {name for h in hypotheses for name in (h.variant, h.reference)}
     pending = list(names)
     while pending:
         for measured in spec.variant(pending.pop()).consensus_from.values():

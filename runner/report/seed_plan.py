@@ -101,7 +101,7 @@ def render(plan: Plan, cores_here: int, cores_there: int) -> list[str]:
         f"M is the smallest that decides every hypothesis with {PROBABILITY:.0%} probability "
         "each; expected seeds, what the rule runs on average. CPU-hours at the expected seeds "
         f"(and at M); wall time at the expected seeds, one run a core, here ({cores_here} "
-        f"cores) and on {cores_there}.",
+        f"cores) and on {cores_there}." + _later_rounds(plan),
         "",
     ]
     rows = []
@@ -131,6 +131,17 @@ def render(plan: Plan, cores_here: int, cores_there: int) -> list[str]:
             f"{_hours(best.cpu_hours_expected)} CPU-hours.",
         ]
     return lines
+
+
+def _later_rounds(plan: Plan) -> str:
+    later = plan.predictions[0].later_variants if plan.predictions else None
+    if later is None:
+        return ""
+    return (
+        f" The spec's later rounds run only the {later} of its {plan.variants} variants that "
+        "its hypotheses compare (`later: hypotheses`): every variant at the first 5 seeds, "
+        f"those {later} beyond."
+    )
 
 
 def _design_row(p: Prediction, variants: int, here: int, there: int) -> list[str]:
