@@ -13,13 +13,14 @@ from runner.analyses.seed_plan import (
     CostModel,
     RunCost,
     Spread,
+    busiest_utilisation,
     cheapest,
     cost_model,
     predict,
     spread,
 )
 from runner.spec.hypotheses import Hypothesis
-from runner.tables.schema import TransferRow
+from runner.tables.schema import RelayLoad, TransferRow
 
 H = Hypothesis("h", "new", "old", "ttlb", "decrease", 0.10, "perf")
 
@@ -112,3 +113,16 @@ def test_later_rounds_of_the_hypotheses_variants_cost_only_those_runs() -> None:
         per_run * (30 * FIRST_ROUND + 2 * (seeds - FIRST_ROUND)) / 3600
     )
     assert later.wall_hours(2, 30, math.ceil(seeds)) < every.wall_hours(2, 30, math.ceil(seeds))
+
+
+def test_the_busiest_relay_is_a_dedicated_one() -> None:
+    # A client relay's figure counts its own user's downloads: 3.5 here.
+    loads = [
+        RelayLoad("v", 1, "relay1exit", "exit", 0.8, 0.9),
+        RelayLoad("v", 1, "relay2middle", "middle", 0.3, 0.4),
+        RelayLoad("v", 1, "clientrelay1", "client-relay-exit", 3.5, 4.0),
+        RelayLoad("v", 2, "relay1exit", "exit", 0.6, 0.7),
+        RelayLoad("v", 2, "clientrelay1", "client-relay-exit", 2.0, 2.5),
+    ]
+    assert busiest_utilisation(loads) == pytest.approx(0.7)
+    assert busiest_utilisation(loads[2:3]) is None

@@ -52,7 +52,7 @@ from runner.manifest import (
     run_status,
 )
 from runner.spec.hypotheses import Hypothesis
-from runner.spec.model import Spec
+from runner.spec.model import RELAY_ROLES, Spec
 from runner.tables.schema import RelayLoad, TransferRow
 
 PROBABILITY = 0.8
@@ -288,9 +288,13 @@ def rule_max_seeds(
 
 
 def busiest_utilisation(loads: Sequence[RelayLoad]) -> float | None:
-    """The mean over runs of the busiest relay's mean utilisation."""
+    """The mean over runs of the busiest dedicated relay's mean utilisation.
+    Client relays are left out: their load figure counts their own user's
+    downloads with what they relay, so it can pass 100% on an idle network."""
     busiest: dict[tuple[str, int], float] = {}
     for r in loads:
+        if r.role not in RELAY_ROLES:
+            continue
         key = (r.variant, r.seed)
         busiest[key] = max(busiest.get(key, 0.0), r.mean)
     return float(np.mean(list(busiest.values()))) if busiest else None
