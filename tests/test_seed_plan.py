@@ -4,6 +4,7 @@ and the designs it predicts."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,15 +14,20 @@ from runner.analyses.seed_plan import (
     CostModel,
     RunCost,
     Spread,
+    busiest_by_role,
     busiest_utilisation,
     cheapest,
+    class_demand,
     cost_model,
     predict,
+    role_capacity,
+    scaling,
     spread,
 )
 from runner.spec.hypotheses import Hypothesis
 from runner.tables.schema import RelayLoad, TransferRow
 
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 H = Hypothesis("h", "new", "old", "ttlb", "decrease", 0.10, "perf")
 
 
@@ -87,7 +93,7 @@ def test_designs_that_load_the_network_are_flagged_and_not_chosen() -> None:
     spreads = {"h": Spread("h", 5, math.log(0.6), 0.30, 0.01, 0.25, 0.04)}
     cost = CostModel(60.0, 1e-6, 1e8, 1.1, 15, True)
     alternatives = (Alternative("as configured"), Alternative("4x", clients=4))
-    found = predict(spreads, (H,), cost, 3, 0.6, 0.2, 1.0, alternatives)
+    found = predict(spreads, (H,), cost, 3, 0.6, {"middle": 0.2}, 1.0, alternatives)
     configured, more = found
     assert more.busiest == pytest.approx(0.8) and more.loads and not configured.loads
     assert more.fixed_seeds["h"] < configured.fixed_seeds["h"]  # fewer seeds, but loaded
@@ -102,8 +108,10 @@ def test_later_rounds_of_the_hypotheses_variants_cost_only_those_runs() -> None:
     spreads = {"h": Spread("h", 5, math.log(0.8), 0.30, 0.01, 0.25, 0.04)}
     cost = CostModel(60.0, 1e-6, 1e8, 1.1, 15, True)
     alternatives = (Alternative("as configured"),)
-    (every,) = predict(spreads, (H,), cost, 30, 0.6, 0.2, 1.0, alternatives)
-    (later,) = predict(spreads, (H,), cost, 30, 0.6, 0.2, 1.0, alternatives, later_variants=2)
+    (every,) = predict(spreads, (H,), cost, 30, 0.6, {"middle": 0.2}, 1.0, alternatives)
+    (later,) = predict(
+        spreads, (H,), cost, 30, 0.6, {"middle": 0.2}, 1.0, alternatives, later_variants=2
+    )
     seeds = every.expected_seeds
     assert seeds > FIRST_ROUND and later.expected_seeds == seeds
     per_run = 60 + 100
@@ -126,3 +134,65 @@ def test_the_busiest_relay_is_a_dedicated_one() -> None:
     ]
     assert busiest_utilisation(loads) == pytest.approx(0.7)
     assert busiest_utilisation(loads[2:3]) is None
+
+
+def test_a_larger_design_is_loaded_as_its_clients_over_each_roles_capacity() -> None:
+    loads = [
+        RelayLoad("v", 1, "relay1exit", "exit", 0.8, 0.9),
+        RelayLoad("v", 1, "relay2exit", "exit", 0.4, 0.5),
+        RelayLoad("v", 1, "relay3middle", "middle", 0.3, 0.4),
+        RelayLoad("v", 1, "clientrelay1", "client-relay-middle", 3.0, 3.5),
+    ]
+    busiest = busiest_by_role(loads)
+    assert busiest == pytest.approx({"exit": 0.8, "middle": 0.3})
+    spreads = {"h": Spread("h", 5, math.log(0.6), 0.30, 0.01, 0.25, 0.04)}
+    # 20x the clients on 2x the relays: 8x the exits' load if only the
+    # count grew, as loaded as the pilot if the exits' capacity grew 20x
+    # (the middles', 10x, then carry 0.3 x 20 / 10).
+    counted = Alternative("t", clients=20, relays=2)
+    faster = Alternative("t", clients=20, relays=2, capacity=(("exit", 20.0), ("middle", 10.0)))
+    as_is = (Alternative("as configured"),)
+    (by_count,) = predict(spreads, (H,), None, 1, 0.6, busiest, 1.0, as_is, counted)
+    (by_capacity,) = predict(spreads, (H,), None, 1, 0.6, busiest, 1.0, as_is, faster)
+    assert by_count.busiest == pytest.approx(8.0)
+    assert by_capacity.busiest == pytest.approx(0.8)
+    # An alternative on top multiplies each role's capacity.
+    assert Alternative("2x", relays=2).on(faster).capacity_of("exit") == pytest.approx(40.0)
+    assert Alternative("2x", relays=2).on(faster).capacity_of("guard") == pytest.approx(4.0)
+
+
+def test_the_scaling_to_a_full_size_config_counts_its_relays_capacity() -> None:
+    from runner.experiments import load_spec
+
+    small = load_spec(CONFIGS / "tortoise-small.yaml")
+    full = load_spec(CONFIGS / "tortoise.yaml")
+    capacity = role_capacity(small)
+    exits = next(g for g in small.network.relays if g.role == "exit")
+    low, high = exits.bandwidth
+    assert capacity["exit"] == pytest.approx(exits.count * (high - low) / math.log(high / low))
+    factors = dict(scaling(small, full).capacity)
+    assert factors["exit"] == pytest.approx(role_capacity(full)["exit"] / capacity["exit"])
+    assert factors["exit"] > scaling(small, full).relays
+
+
+def test_a_larger_design_offers_each_client_groups_traffic_times_its_growth() -> None:
+    from runner.experiments import load_spec
+
+    small = load_spec(CONFIGS / "tortoise-small.yaml")
+    full = load_spec(CONFIGS / "tortoise.yaml")
+    counts = {
+        g.name: (g.count, f.count)
+        for g in small.network.clients
+        for f in full.network.clients
+        if f.name == g.name
+    }
+    rows = [
+        TransferRow("v", 1, "a", "bulk", True, 3_000_000, 0.0, 1.0, 2.0, True, ""),
+        TransferRow("v", 1, "b", "web", True, 1_000_000, 0.0, 1.0, 2.0, True, ""),
+        TransferRow("v", 1, "b", "web", True, 1_000_000, 0.0, None, None, False, "TIMEOUT"),
+    ]
+    (bulk_small, bulk_full), (web_small, web_full) = counts["bulk"], counts["web"]
+    expected = (3 * bulk_full / bulk_small + web_full / web_small) / 4
+    assert class_demand(small, full, rows) == pytest.approx(expected)
+    assert class_demand(small, small, rows) == pytest.approx(1.0)
+    assert class_demand(small, full, rows[2:]) is None

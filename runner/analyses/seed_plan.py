@@ -189,15 +189,24 @@ class Alternative:
     relays: float = 1.0  # times the relays
     measure: float = 1.0  # times the measurement time
     bootstrap: float = 1.0  # times the simulated time before the measurement
+    # Times the capacity of the relays in a role, where it differs from
+    # ``relays`` (a larger design's relays may be faster as well as more).
+    capacity: tuple[tuple[str, float], ...] = ()
+
+    def capacity_of(self, role: str) -> float:
+        """Times the capacity of the relays in ``role``."""
+        return dict(self.capacity).get(role, self.relays)
 
     def on(self, base: Alternative) -> Alternative:
         """This change applied to a design that is already ``base``."""
+        roles = sorted({r for r, _ in self.capacity} | {r for r, _ in base.capacity})
         return Alternative(
             self.name,
             self.clients * base.clients,
             self.relays * base.relays,
             self.measure * base.measure,
             self.bootstrap * base.bootstrap,
+            tuple((r, self.capacity_of(r) * base.capacity_of(r)) for r in roles),
         )
 
 
@@ -300,23 +309,41 @@ def busiest_utilisation(loads: Sequence[RelayLoad]) -> float | None:
     return float(np.mean(list(busiest.values()))) if busiest else None
 
 
+def busiest_by_role(loads: Sequence[RelayLoad]) -> dict[str, float]:
+    """Per dedicated relay role, the mean over runs of that role's busiest
+    relay's mean utilisation."""
+    most: dict[tuple[str, int, str], float] = {}
+    for r in loads:
+        if r.role in RELAY_ROLES:
+            key = (r.variant, r.seed, r.role)
+            most[key] = max(most.get(key, 0.0), r.mean)
+    by_role: dict[str, list[float]] = {}
+    for (_, _, role), value in most.items():
+        by_role.setdefault(role, []).append(value)
+    return {role: float(np.mean(values)) for role, values in by_role.items()}
+
+
 def predict(
     spreads: dict[str, Spread],
     hypotheses: Sequence[Hypothesis],
     cost: CostModel | None,
     variants: int,
     measure_share: float,
-    busiest: float | None,
+    busiest: dict[str, float],
     measured_share: float,
     alternatives: Sequence[Alternative] = ALTERNATIVES,
     base: Alternative = Alternative("pilot"),
     later_variants: int | None = None,
+    base_demand: float | None = None,
 ) -> list[Prediction]:
     """``measure_share``: the measurement's share of the simulated time;
+    ``busiest``: per relay role, the pilot's busiest relay's utilisation;
     ``measured_share``: the measured clients' share of the network's
     traffic (their load grows with their number); ``base``: how the design
     planned for differs from the pilot's (the alternatives apply on top);
-    ``later_variants``: the variants rounds after the first run, if not all."""
+    ``later_variants``: the variants rounds after the first run, if not all;
+    ``base_demand``: times the pilot's traffic that ``base``'s clients offer
+    (by default, as its measured clients grow)."""
     found = []
     for named in alternatives:
         alt = named.on(base)
@@ -335,10 +362,16 @@ def predict(
         share = (1 - measure_share) * alt.bootstrap + measure_share * alt.measure
         per_run = cost.run_cpu_s(alt.clients, alt.relays, alt.measure, share) if cost else math.nan
         per_seed = per_run * variants
+        # The measured clients' share of the load grows with their number;
+        # each role's relays carry it at their capacity.
+        if base_demand is None:
+            demand = 1 - measured_share + measured_share * alt.clients
+        else:
+            demand = base_demand * (1 - measured_share + measured_share * named.clients)
         loaded = (
-            None
-            if busiest is None
-            else busiest * (1 - measured_share + measured_share * alt.clients) / alt.relays
+            max(value * demand / alt.capacity_of(role) for role, value in busiest.items())
+            if busiest
+            else None
         )
         found.append(
             Prediction(
@@ -403,15 +436,62 @@ def design_size(spec: Spec) -> tuple[int, int]:
     return measured, sum(g.count for g in spec.network.relays)
 
 
+def role_capacity(spec: Spec) -> dict[str, float]:
+    """Per relay role, the expected capacity of ``spec``'s relays in bits/s
+    (a group's bandwidth is drawn log-uniformly from its range); roles with
+    a group drawn from a dataset are left out (their capacity is not in the
+    spec)."""
+    capacity: dict[str, float] = {}
+    drawn = set()
+    for g in spec.network.relays:
+        if g.sample is not None:
+            drawn.add(g.role)
+            continue
+        low, high = g.bandwidth
+        mean = low if high == low else (high - low) / math.log(high / low)
+        capacity[g.role] = capacity.get(g.role, 0.0) + g.count * mean
+    return {role: c for role, c in capacity.items() if role not in drawn}
+
+
+def class_demand(pilot: Spec, target: Spec, transfers: Sequence[TransferRow]) -> float | None:
+    """Times the pilot's traffic that ``target``'s clients offer: each client
+    group's bytes in the pilot, times how many more clients the group has
+    in ``target`` (matched by name). Bulk clients take what the path gives,
+    so this is a rough guide to load, not a prediction of it."""
+    moved: dict[str, float] = {}
+    for t in transfers:
+        if t.success:
+            moved[t.cls] = moved.get(t.cls, 0.0) + t.size
+    total = sum(moved.values())
+    if not total:
+        return None
+    pilot_counts = {g.name: g.count for g in pilot.network.clients}
+    counts = {g.name: g.count for g in target.network.clients}
+    return (
+        sum(
+            b * counts.get(cls, 0) / pilot_counts[cls]
+            for cls, b in moved.items()
+            if pilot_counts.get(cls)
+        )
+        / total
+    )
+
+
 def scaling(pilot: Spec, target: Spec) -> Alternative:
     """How ``target``'s design differs from ``pilot``'s, as factors."""
     (pilot_clients, pilot_relays), (clients, relays) = design_size(pilot), design_size(target)
+    pilot_capacity, capacity = role_capacity(pilot), role_capacity(target)
     return Alternative(
         f"{target.name} from {pilot.name}'s pilot",
         clients / max(pilot_clients, 1),
         relays / max(pilot_relays, 1),
         target.duration.measure / pilot.duration.measure,
         target.duration.bootstrap / pilot.duration.bootstrap,
+        tuple(
+            (role, capacity[role] / pilot_capacity[role])
+            for role in sorted(capacity)
+            if pilot_capacity.get(role)
+        ),
     )
 
 
@@ -475,11 +555,12 @@ def make_plan(
         cost,
         len(planned.variants),
         measure_share,
-        busiest,
+        busiest_by_role(loads),
         measured / clients if clients else 1.0,
         alternatives_for(round(measured * base.clients)),
         base,
         later_variants(planned),
+        class_demand(spec, planned, transfers) if target else None,
     )
     return Plan(
         tuple(sorted(seeds)),
