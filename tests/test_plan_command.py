@@ -86,6 +86,13 @@ def test_a_larger_design_is_planned_from_a_smaller_ones_pilot(tmp_path: Path) ->
     assert "by 2x the measured clients, 3x the relays" in proc.stdout
     scaled = json.loads((experiment / "plan-conflux.json").read_text())
     assert not (experiment / "plan.json").exists()  # the pilot's own plan is left alone
-    # twice the measured clients on three times the relays: two thirds the load
+    # twice the measured clients' traffic, over each position's capacity
+    from runner.analyses.seed_plan import scaling
+    from runner.experiments import load_spec
+
+    factors = scaling(load_spec(spec), load_spec(ROOT / "configs" / "conflux.yaml"))
+    by_position = scaled["busiest_by_position"]
+    assert set(by_position) == {"exit", "guard", "middle"}
     configured = scaled["designs"][0]
-    assert configured["busiest"] == pytest.approx(scaled["busiest"] * 2 / 3)
+    expected = max(value * 2 / factors.capacity_of(role) for role, value in by_position.items())
+    assert configured["busiest"] == pytest.approx(expected)

@@ -411,6 +411,7 @@ class Plan:
     spreads: dict[str, Spread]
     cost: CostModel | None
     busiest: float | None
+    busiest_roles: dict[str, float]  # per relay position, its busiest relay's
     predictions: list[Prediction]
     hypotheses: tuple[Hypothesis, ...]
     pilot: str  # the experiment whose runs the plan comes from
@@ -549,13 +550,14 @@ def make_plan(
     cost = cost_model(costs, measured / hosts if hosts else 0.0)
     measure_share = spec.duration.measure / (spec.duration.bootstrap + spec.duration.measure)
     busiest = busiest_utilisation(loads)
+    roles = busiest_by_role(loads)
     predictions = predict(
         spreads,
         planned.hypotheses,
         cost,
         len(planned.variants),
         measure_share,
-        busiest_by_role(loads),
+        roles,
         measured / clients if clients else 1.0,
         alternatives_for(round(measured * base.clients)),
         base,
@@ -570,6 +572,7 @@ def make_plan(
         spreads,
         cost,
         busiest,
+        roles,
         predictions,
         planned.hypotheses,
         spec.name,
@@ -584,6 +587,7 @@ def plan_data(plan: Plan) -> dict[str, Any]:
         "spreads": {name: vars(s) for name, s in plan.spreads.items()},
         "cost": vars(plan.cost) if plan.cost else None,
         "busiest": plan.busiest,
+        "busiest_by_position": plan.busiest_roles,
         "designs": [
             {
                 "design": p.alternative.name,

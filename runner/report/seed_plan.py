@@ -91,7 +91,11 @@ def render(plan: Plan, cores_here: int, cores_there: int) -> list[str]:
         lines += [
             "",
             f"The busiest relay was {plan.busiest:.0%} busy on average (a network over "
-            "50% is loaded: measured clients that load it change the question).",
+            "50% is loaded: measured clients that load it change the question); "
+            "the busiest of each position: "
+            + ", ".join(f"{role} {value:.0%}" for role, value in sorted(plan.busiest_roles.items()))
+            + ". A larger design's load is predicted per position, from each client "
+            "group's traffic over the position's capacity.",
         ]
     lines += [
         "",
