@@ -3,6 +3,7 @@
 reference's); the spec's matrix form; the check on the collected tables of
 congestion-small's real run."""
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -201,6 +202,20 @@ def test_a_missing_run_is_listed_not_failed(tmp_path: Path) -> None:
     result = keep_up_result(inp)
     assert result.runs == [] and result.failures == []
     assert result.missing == ["slow/seed-1 against ref", "slow/seed-2 against ref"]
+
+
+def test_a_seed_a_variant_does_not_run_at_by_design_is_not_missing(tmp_path: Path) -> None:
+    spec = _spec(
+        [{"variant": "slow", "reference": "ref", "metric": "busiest_relay", "within": "10%"}]
+    )
+    # Later seed rounds ran only the reference (as for another hypothesis).
+    spec = replace(spec, seeds=(1, 2, 3), variant_seeds={"slow": (1, 2)})
+    inp = _inputs(tmp_path, spec, [])
+    loads = RELAY_LOAD.read_from(inp.layout) + _load("ref", 3, 0.8)
+    RELAY_LOAD.write(inp.layout.experiment_dir, loads)
+    inp = replace(inp, measured_clients={**inp.measured_clients, ("ref", 3): [("bulk1", "perf")]})
+    result = keep_up_result(inp)
+    assert [r.seed for r in result.runs] == [1, 2] and result.missing == []
 
 
 def test_on_a_real_run_the_failures_are_the_runs_below_the_bar(tmp_path: Path) -> None:

@@ -89,7 +89,10 @@ def keep_up_result(inp: Inputs) -> KeepUpResult:
     runs, missing = [], []
     seeds = sorted({seed for _, seed in inp.measured_clients})
     for item in items:
-        for seed in seeds:
+        # Seeds a variant does not run at by design (later seed rounds of
+        # other variants) are neither checked nor missing.
+        both = set(inp.spec.seeds_of(item.variant)) & set(inp.spec.seeds_of(item.reference))
+        for seed in (s for s in seeds if s in both):
             ours = _value(item, item.variant, seed, busiest, bandwidths)
             theirs = _value(item, item.reference, seed, busiest, bandwidths)
             if ours is None or theirs is None:
