@@ -9,18 +9,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from runner.analyses.plan_load import (
+    busiest_by_role,
+    busiest_utilisation,
+    class_demand,
+    role_capacity,
+)
 from runner.analyses.seed_plan import (
     Alternative,
     CostModel,
     RunCost,
     Spread,
-    busiest_by_role,
-    busiest_utilisation,
     cheapest,
-    class_demand,
     cost_model,
     predict,
-    role_capacity,
     scaling,
     spread,
 )

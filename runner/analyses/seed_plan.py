@@ -39,6 +39,12 @@ import numpy as np
 
 from runner.analyses.answers import hypothesis_rounds, per_seed_samples
 from runner.analyses.client_bandwidth import ClientBandwidth
+from runner.analyses.plan_load import (
+    busiest_by_role,
+    busiest_utilisation,
+    class_demand,
+    role_capacity,
+)
 from runner.analyses.power import MAX_SEEDS, Target, seeds_to_decisive, simulate_rounds
 from runner.analyses.rounds import Round
 from runner.analyses.seed_rounds import variants_compared
@@ -52,7 +58,7 @@ from runner.manifest import (
     run_status,
 )
 from runner.spec.hypotheses import Hypothesis
-from runner.spec.model import RELAY_ROLES, Spec
+from runner.spec.model import Spec
 from runner.tables.schema import RelayLoad, TransferRow
 
 PROBABILITY = 0.8
@@ -296,33 +302,6 @@ def rule_max_seeds(
     return (most, float(fixed)) if most <= MAX_SEEDS else (MAX_SEEDS + 1, math.nan)
 
 
-def busiest_utilisation(loads: Sequence[RelayLoad]) -> float | None:
-    """The mean over runs of the busiest dedicated relay's mean utilisation.
-    Client relays are left out: their load figure counts their own user's
-    downloads with what they relay, so it can pass 100% on an idle network."""
-    busiest: dict[tuple[str, int], float] = {}
-    for r in loads:
-        if r.role not in RELAY_ROLES:
-            continue
-        key = (r.variant, r.seed)
-        busiest[key] = max(busiest.get(key, 0.0), r.mean)
-    return float(np.mean(list(busiest.values()))) if busiest else None
-
-
-def busiest_by_role(loads: Sequence[RelayLoad]) -> dict[str, float]:
-    """Per dedicated relay role, the mean over runs of that role's busiest
-    relay's mean utilisation."""
-    most: dict[tuple[str, int, str], float] = {}
-    for r in loads:
-        if r.role in RELAY_ROLES:
-            key = (r.variant, r.seed, r.role)
-            most[key] = max(most.get(key, 0.0), r.mean)
-    by_role: dict[str, list[float]] = {}
-    for (_, _, role), value in most.items():
-        by_role.setdefault(role, []).append(value)
-    return {role: float(np.mean(values)) for role, values in by_role.items()}
-
-
 def predict(
     spreads: dict[str, Spread],
     hypotheses: Sequence[Hypothesis],
@@ -435,47 +414,6 @@ def design_size(spec: Spec) -> tuple[int, int]:
     """(measured clients, relays) of one of ``spec``'s networks."""
     measured = sum(g.count for g in spec.network.clients if g.measured)
     return measured, sum(g.count for g in spec.network.relays)
-
-
-def role_capacity(spec: Spec) -> dict[str, float]:
-    """Per relay role, the expected capacity of ``spec``'s relays in bits/s
-    (a group's bandwidth is drawn log-uniformly from its range); roles with
-    a group drawn from a dataset are left out (their capacity is not in the
-    spec)."""
-    capacity: dict[str, float] = {}
-    drawn = set()
-    for g in spec.network.relays:
-        if g.sample is not None:
-            drawn.add(g.role)
-            continue
-        low, high = g.bandwidth
-        mean = low if high == low else (high - low) / math.log(high / low)
-        capacity[g.role] = capacity.get(g.role, 0.0) + g.count * mean
-    return {role: c for role, c in capacity.items() if role not in drawn}
-
-
-def class_demand(pilot: Spec, target: Spec, transfers: Sequence[TransferRow]) -> float | None:
-    """Times the pilot's traffic that ``target``'s clients offer: each client
-    group's bytes in the pilot, times how many more clients the group has
-    in ``target`` (matched by name). Bulk clients take what the path gives,
-    so this is a rough guide to load, not a prediction of it."""
-    moved: dict[str, float] = {}
-    for t in transfers:
-        if t.success:
-            moved[t.cls] = moved.get(t.cls, 0.0) + t.size
-    total = sum(moved.values())
-    if not total:
-        return None
-    pilot_counts = {g.name: g.count for g in pilot.network.clients}
-    counts = {g.name: g.count for g in target.network.clients}
-    return (
-        sum(
-            b * counts.get(cls, 0) / pilot_counts[cls]
-            for cls, b in moved.items()
-            if pilot_counts.get(cls)
-        )
-        / total
-    )
 
 
 def scaling(pilot: Spec, target: Spec) -> Alternative:
