@@ -27,6 +27,7 @@ from runner.analyses.seed_plan import (
     spread,
 )
 from runner.spec.hypotheses import Hypothesis
+from runner.spec.model import Spec
 from runner.tables.schema import RelayLoad, TransferRow
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
@@ -163,11 +164,14 @@ def test_a_larger_design_is_loaded_as_its_clients_over_each_roles_capacity() -> 
     assert Alternative("2x", relays=2).on(faster).capacity_of("guard") == pytest.approx(4.0)
 
 
-def test_the_scaling_to_a_full_size_config_counts_its_relays_capacity() -> None:
+def _tortoise_small_and_full() -> tuple[Spec, Spec]:
     from runner.experiments import load_spec
 
-    small = load_spec(CONFIGS / "tortoise-small.yaml")
-    full = load_spec(CONFIGS / "tortoise.yaml")
+    return load_spec(CONFIGS / "tortoise-small.yaml"), load_spec(CONFIGS / "tortoise.yaml")
+
+
+def test_the_scaling_to_a_full_size_config_counts_its_relays_capacity() -> None:
+    small, full = _tortoise_small_and_full()
     capacity = role_capacity(small)
     exits = next(g for g in small.network.relays if g.role == "exit")
     low, high = exits.bandwidth
@@ -178,10 +182,7 @@ def test_the_scaling_to_a_full_size_config_counts_its_relays_capacity() -> None:
 
 
 def test_a_larger_design_offers_each_client_groups_traffic_times_its_growth() -> None:
-    from runner.experiments import load_spec
-
-    small = load_spec(CONFIGS / "tortoise-small.yaml")
-    full = load_spec(CONFIGS / "tortoise.yaml")
+    small, full = _tortoise_small_and_full()
     counts = {
         g.name: (g.count, f.count)
         for g in small.network.clients
