@@ -129,14 +129,21 @@ def _transfer(variant: str, seed: int, host: str, seconds: float) -> TransferRow
     return TransferRow(variant, seed, host, "perf", True, 1024 * 1024, 0.0, 1.0, seconds, True, "")
 
 
-def _inputs(tmp_path: Path, spec: Spec, transfers: list[TransferRow]) -> Inputs:
+def _inputs(
+    tmp_path: Path,
+    spec: Spec,
+    transfers: list[TransferRow],
+    slow: tuple[float, float] = (0.30, 0.75),
+) -> Inputs:
+    """ref's busiest relay 80% busy on both seeds, slow's by default 30%
+    on seed 1 (50 points below: starved) and 75% on seed 2 (5 below)."""
     layout = Layout(tmp_path, spec.name)
     layout.experiment_dir.mkdir(parents=True)
     loads = [
         *_load("ref", 1, 0.80),
-        *_load("slow", 1, 0.30),  # 50 points below: starved
+        *_load("slow", 1, slow[0]),
         *_load("ref", 2, 0.80),
-        *_load("slow", 2, 0.75),  # 5 points below: keeps up
+        *_load("slow", 2, slow[1]),
     ]
     RELAY_LOAD.write(layout.experiment_dir, loads)
     clients = [
@@ -165,6 +172,41 @@ def test_busiest_relay_fails_the_run_more_points_below_the_reference(tmp_path: P
     assert section.failures == result.failures
     text = "\n".join(section.lines)
     assert "| slow | ref | busiest relay | 1: 30% vs 80%; 2: 75% vs 80% | 1 of 2 |" in text
+
+
+def _busiest(judge: str) -> Spec:
+    item = {"variant": "slow", "reference": "ref", "metric": "busiest_relay", "within": "10%"}
+    return _spec([{**item, "judge": judge}])
+
+
+def test_judged_on_the_means_one_seed_short_does_not_fail_the_design(tmp_path: Path) -> None:
+    # Seed 1 15 points below, seed 2 5 above: the means are 75% against 80%.
+    each = keep_up_result(_inputs(tmp_path / "each", _busiest("each"), [], (0.65, 0.85)))
+    assert [f.split(":")[0] for f in each.failures] == ["slow/seed-1"]
+    assert each.means == []
+    mean = keep_up_result(_inputs(tmp_path / "mean", _busiest("mean"), [], (0.65, 0.85)))
+    assert mean.failures == []
+    assert [(m.seeds, m.passed) for m in mean.means] == [(2, True)]
+    assert mean.means[0].value == pytest.approx(0.75)
+    section = keep_up_section(mean, _inputs(tmp_path / "again", _busiest("mean"), []), tmp_path)
+    text = "\n".join(section.lines)
+    assert "| 1 of 2; means 75% vs 80%: keeps up |" in text
+    assert "on the means over the seeds" in section.checks[0]
+
+
+def test_judged_on_the_means_a_starved_design_fails_as_a_whole(tmp_path: Path) -> None:
+    # Seed 1 50 points below, seed 2 5: the means are 52% against 80%.
+    result = keep_up_result(_inputs(tmp_path, _busiest("mean"), []))
+    assert len(result.failures) == 1
+    assert result.failures[0].startswith(
+        "slow: does not keep up with ref over 2 seeds (mean 52% against 80%"
+    )
+    assert not result.means[0].passed
+
+
+def test_a_judge_other_than_each_or_mean_names_the_key() -> None:
+    with pytest.raises(SpecError, match=r"keep_up\[0\]\.judge: expected one of"):
+        _busiest("median")
 
 
 def test_client_bandwidth_counts_a_client_that_completed_nothing_as_zero(tmp_path: Path) -> None:
