@@ -159,13 +159,20 @@ def test_a_node_without_shadow_says_so(tmp_path: Path, stand_in_env: dict[str, s
 
 
 def _worker_running(program: str, timeout: float = 60) -> int:
-    """The pid of the Dask worker process that runs ``program``."""
+    """The pid of the Dask worker process that runs ``program``: the parent
+    of a process running it, other than this test's own process (which
+    runs it too, to read its version)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for line in processes_mentioning(program):
             pid = line.split(":")[0]
-            status = Path(f"/proc/{pid}/status").read_text()
-            return int(next(x.split()[1] for x in status.splitlines() if x.startswith("PPid")))
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                continue  # it has ended
+            parent = int(next(x.split()[1] for x in status.splitlines() if x.startswith("PPid")))
+            if parent != os.getpid():
+                return parent
         time.sleep(0.2)
     raise AssertionError(f"{program} never started")
 
