@@ -21,12 +21,11 @@ from runner.tables.schema import CLIENTS, RELAY_LOAD, ClientRow, RelayLoad, Tran
 
 
 @dataclass(frozen=True)
-class KeepUpRun:
-    """One seed of one keep-up item."""
+class KeepUpJudged:
+    """A variant's value against its reference's under one keep-up item."""
 
     variant: str
     reference: str
-    seed: int
     metric: str
     group: str | None
     value: float  # utilisation as a fraction, or KiB/s
@@ -40,22 +39,17 @@ class KeepUpRun:
 
 
 @dataclass(frozen=True)
-class KeepUpMean:
+class KeepUpRun(KeepUpJudged):
+    """One seed of one keep-up item."""
+
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class KeepUpMean(KeepUpJudged):
     """An item judged on its means over the seeds both ran."""
 
-    variant: str
-    reference: str
-    metric: str
-    group: str | None
-    seeds: int
-    value: float
-    reference_value: float
-    required: float
-    rule: str
-
-    @property
-    def passed(self) -> bool:
-        return self.value >= self.required
+    seeds: int = 0
 
 
 @dataclass(frozen=True)
@@ -126,13 +120,13 @@ def keep_up_result(inp: Inputs) -> KeepUpResult:
                 KeepUpRun(
                     item.variant,
                     item.reference,
-                    seed,
                     item.metric,
                     item.group,
                     ours,
                     theirs,
                     item.required(theirs),
                     item.rule(),
+                    seed=seed,
                 )
             )
         runs += mine
@@ -166,11 +160,11 @@ def _mean_of(item: KeepUp, runs: list[KeepUpRun]) -> KeepUpMean:
         item.reference,
         item.metric,
         item.group,
-        len(runs),
         value,
         reference,
         item.required(reference),
         f"{item.rule()}, on the means over the seeds",
+        seeds=len(runs),
     )
 
 
