@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import argparse
 import re
+from pathlib import Path
 
 import pytest
 
 from runner import cli
+from runner.execute import run
+from runner.network.backends import SHADOW
+from runner.network.generate import PATCHED_TOR
 from runner.tools import prereqs
 from runner.tools.prereqs import Found
 from tests.conftest import ROOT
@@ -78,3 +82,52 @@ def test_the_readme_sections_check_points_to_exist() -> None:
     ]
     for section in re.findall(r"'([^']+)'", cli.README_SECTIONS):
         assert any(h.startswith(section) for h in headings), section
+
+
+# tor 0.4.9's --library-versions, columns padded as it pads them.
+LIBRARY_TABLE = (
+    "Tor version 0.4.9.11. \n"
+    "Library versions\tCompiled\t\tRuntime\n"
+    "Libevent\t\t2.1.12-stable  \t\t2.1.12-stable\n"
+    "OpenSSL \t\t3.0.20         \t\t{openssl}\n"
+    "Zlib    \t\t1.2.13         \t\t1.2.13\n"
+    "Glibc   \t\t2.36           \t\t2.36\n"
+)
+
+
+def _stand_in_tor(tmp_path: Path, name: str, output: str) -> str:
+    tor = tmp_path / name
+    tor.write_text(f"#!/bin/sh\nprintf '%s' '{output}'\n")
+    tor.chmod(0o755)
+    return str(tor)
+
+
+def test_a_tors_libraries_are_those_it_runs_with(tmp_path: Path) -> None:
+    tor = _stand_in_tor(tmp_path, "tor", LIBRARY_TABLE.format(openssl="3.0.22"))
+    assert prereqs.tor_libraries(tor) == {
+        "libevent": "2.1.12-stable",
+        "openssl": "3.0.22",  # the runtime column, not the one it was compiled with
+        "zlib": "1.2.13",
+        "glibc": "2.36",
+    }
+    silent = _stand_in_tor(tmp_path, "old-tor", "Tor version 0.4.9.11.\n")
+    assert prereqs.tor_libraries(silent) == {}
+    assert prereqs.tor_libraries(str(tmp_path / "no-such-tor")) == {}
+
+
+def test_the_tools_of_a_run_name_the_libraries_its_tors_run_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stock = _stand_in_tor(tmp_path, "tor", LIBRARY_TABLE.format(openssl="3.0.22"))
+    patched = _stand_in_tor(tmp_path, "tor-patched", LIBRARY_TABLE.format(openssl="3.0.13"))
+
+    def require(names: tuple[str, ...]) -> dict[str, Found]:
+        paths = {"tor": stock}
+        return {n: Found(n, paths.get(n, "/usr/bin/true"), "1.0.0", None) for n in names}
+
+    monkeypatch.setattr(run, "require", require)
+    tools = run.resolve_tools(None, SHADOW)
+    assert tools.versions["openssl"] == "3.0.22" and tools.versions["glibc"] == "2.36"
+    # A patched tor linked otherwise is named apart; what it shares is not repeated.
+    both = run._tor_libraries({"tor": stock, PATCHED_TOR: patched})
+    assert both["openssl (tor-patched)"] == "3.0.13" and "glibc (tor-patched)" not in both

@@ -42,7 +42,7 @@ from runner.network.backends import LOCAL, SHADOW, Backend
 from runner.network.generate import PATCHED_TOR, Tools, generate_run
 from runner.network.identity import TOOLS_PART, changed_parts, digest, spec_parts
 from runner.spec.model import Spec, Variant
-from runner.tools.prereqs import find, require
+from runner.tools.prereqs import find, require, tor_libraries
 from runner.tools.torbuild import load_source, patched_tor
 
 # Each backend's execution, by the backend's name (a test checks that every
@@ -85,7 +85,17 @@ def resolve_tools(spec: Spec | None = None, backend: Backend = SHADOW) -> Tools:
         source = load_source()
         paths[PATCHED_TOR] = str(patched_tor(source))
         versions[PATCHED_TOR] = f"{source.debian_version} + series {source.key}"
-    return Tools(paths=paths, versions=versions)
+    return Tools(paths=paths, versions=versions | _tor_libraries(paths))
+
+
+def _tor_libraries(paths: dict[str, str]) -> dict[str, str | None]:
+    """The libraries the tors run with (a run's identity holds them: another
+    OpenSSL draws other random numbers). The patched tor's are named apart
+    only where they differ from the stock tor's."""
+    stock = tor_libraries(paths["tor"]) if "tor" in paths else {}
+    patched = tor_libraries(paths[PATCHED_TOR]) if PATCHED_TOR in paths else {}
+    own = {f"{name} ({PATCHED_TOR})": v for name, v in patched.items() if stock.get(name) != v}
+    return {**stock, **own}
 
 
 class RunReporter(Protocol):

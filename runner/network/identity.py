@@ -3,9 +3,9 @@
 The parts are the resolved variant (its tor build, torrc lines, consensus
 parameters and the rest of what it changes), the network, the workloads, the
 durations the backend uses, the seed, the backend and the tool versions (the
-patched tor's series hash among them). Not the spec file's bytes: a comment
-or a description changes no run. Each part is hashed on its own, so a re-run
-can say which part of a run changed.
+patched tor's series hash and the libraries tor runs with among them). Not
+the spec file's bytes: a comment or a description changes no run. Each part
+is hashed on its own, so a re-run can say which part of a run changed.
 """
 
 from __future__ import annotations

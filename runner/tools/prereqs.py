@@ -159,6 +159,28 @@ def find(name: str) -> Found:
     return Found(name, path, version, None)
 
 
+def tor_libraries(path: str) -> dict[str, str]:
+    """The libraries the tor at ``path`` runs with, as ``tor --library-versions``
+    reports them (its Runtime column), keyed by lower-case name: openssl,
+    libevent, zlib, liblzma, libzstd, glibc. A run's random numbers and timing
+    go through them, so the same run with another OpenSSL gives other results.
+    Empty when that tor cannot say."""
+    try:
+        proc = subprocess.run(
+            [path, "--library-versions"], capture_output=True, text=True, timeout=30
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    libraries: dict[str, str] = {}
+    table = proc.stdout.split("Library versions", 1)[1:]
+    for line in table[0].splitlines()[1:] if table else []:
+        # name, compiled, runtime; the columns are padded with tabs and spaces
+        columns = re.split(r"\t+\s*|\s{2,}", line.strip())
+        if len(columns) == 3 and columns[2]:
+            libraries[columns[0].lower()] = columns[2]
+    return libraries
+
+
 def require(names: tuple[str, ...]) -> dict[str, Found]:
     """All of ``names``, or PrerequisiteError listing every missing one."""
     found = {name: find(name) for name in names}
