@@ -4,8 +4,11 @@ and the connection checks. Parsers read logs cut from a real mctor run."""
 import gzip
 
 import pytest
+import yaml
 
 from runner.analyses.rounds import Round, fairness_gaps, rounds, summarize, tukey_fences
+from runner.experiments import parse_spec
+from runner.experiments.mctor.analysis import pinned_paths, unpinned
 from runner.experiments.mctor.connections import (
     circuit_spread,
     hop_checks,
@@ -18,7 +21,7 @@ from runner.logs.tgen import Transfer
 from runner.logs.tgen import parse_lines as parse_tgen
 from runner.phases import Phase
 from runner.tables.schema import CircuitRow, ServedRow, TransferRow
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, ROOT
 
 SHADOW_EPOCH = 946684800
 MIDDLE = "38FD1A359A3C7A83E6DA58C824D4E54A10D65EE8"
@@ -322,3 +325,19 @@ def test_circuits_followed_through_real_logs_sit_on_distinct_connections() -> No
         ("relay3guard", 3, 3, True),
         ("relay5middle", 3, 3, True),
     ]
+
+
+def test_the_path_a_config_pins_for_every_client_is_found_and_a_missing_one_fails() -> None:
+    # mctor-small pins the path in the torrc section every client reads
+    # (client), not in the measured class's own: both count.
+    config = ROOT / "configs" / "mctor-small.yaml"
+    spec = parse_spec(yaml.safe_load(config.read_text()), str(config))
+    measured = {(v.name, 1): [("user1", "user")] for v in spec.variants}
+    paths = pinned_paths(spec, measured)
+    assert set(paths.values()) == {("relay3guard", "relay5middle", "relay1exit")}
+    assert len(paths) == len(spec.variants)
+    expected = {v.name: v.expect["mctor_connections"] for v in spec.variants}
+    assert unpinned(measured, paths, expected) == []
+    lost = dict(list(paths.items())[1:])
+    (failure,) = unpinned(measured, lost, expected)
+    assert failure.startswith(f"{spec.variants[0].name}/seed-1 user1: no path pinned")

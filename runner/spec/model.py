@@ -180,6 +180,11 @@ class Variant:
     # network's parameters (loss on a link as a factor); None: the network's.
     topology: Topology | None = None
 
+    def client_torrc(self, cls: str) -> tuple[str, ...]:
+        """The lines a client of class ``cls`` (one that runs no relay) gets,
+        in its torrc's order: sections all, client, then its class."""
+        return tuple(line for part in ("all", "client", cls) for line in self.torrc.get(part, ()))
+
 
 # The group of clients that also run a relay (variants' client_relays).
 CLIENT_RELAY = "client-relay"

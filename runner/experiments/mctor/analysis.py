@@ -44,16 +44,35 @@ def stream_rule(variant: Variant) -> str:
 def pinned_paths(
     spec: Spec, measured_clients: dict[tuple[str, int], list[tuple[str, str]]]
 ) -> dict[tuple[str, int, str], tuple[str, ...]]:
-    """(variant, seed, client) -> the path its variant's torrc pins for its
-    class, for the measured clients that have one."""
+    """(variant, seed, client) -> the path its variant's torrc pins for it
+    (in any section a client of its class reads), for the measured clients
+    that have one."""
     by_name = {v.name: v for v in spec.variants}
     paths = {}
     for (variant, seed), hosts in measured_clients.items():
         for host, cls in hosts:
-            pinned = pinned_path(by_name[variant].torrc.get(cls, ()))
+            pinned = pinned_path(by_name[variant].client_torrc(cls))
             if pinned is not None:
                 paths[(variant, seed, host)] = pinned
     return paths
+
+
+def unpinned(
+    measured_clients: dict[tuple[str, int], list[tuple[str, str]]],
+    paths: dict[tuple[str, int, str], tuple[str, ...]],
+    expected: dict[str, int],
+) -> list[str]:
+    """A failure for each measured client of a variant that expects MCTor
+    connections but pins no path: without one there is no hop to check, and
+    the run fails rather than leaving the connection tables empty."""
+    return [
+        f"{variant}/seed-{seed} {host}: no path pinned (EntryNodes, MiddleNodes and "
+        "ExitNodes naming one relay each), so its connections cannot be checked"
+        for (variant, seed), hosts in measured_clients.items()
+        if variant in expected
+        for host, _ in hosts
+        if (variant, seed, host) not in paths
+    ]
 
 
 @dataclass(frozen=True)
@@ -98,13 +117,17 @@ def mctor_result(inp: Inputs) -> MctorResult:
     }
     used = stream_circuits(inp.circuits, paths.keys(), circuits_expected)
     spread = circuit_spread(placements, inp.circuits, paths, expected)
-    failures = few + [
-        f"{h.variant}/seed-{h.seed} {h.host} → {h.peer}: "
-        f"{'no placement logged' if h.usable_connections is None else h.usable_connections} "
-        f"usable connections, expected {h.expected}"
-        for h in hops
-        if not h.ok
-    ]
+    failures = (
+        few
+        + unpinned(inp.measured_clients, paths, expected)
+        + [
+            f"{h.variant}/seed-{h.seed} {h.host} → {h.peer}: "
+            f"{'no placement logged' if h.usable_connections is None else h.usable_connections} "
+            f"usable connections, expected {h.expected}"
+            for h in hops
+            if not h.ok
+        ]
+    )
     failures += [
         f"{u.variant}/seed-{u.seed} {u.host}: streams on {u.circuits} circuits, "
         f"expected at least {u.expected}"
