@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from runner.network.plan import Host, NetworkPlan
 from runner.network.tor_keys import HostKeys
-from runner.spec.model import Variant
+from runner.spec.model import Variant, client_sections
 
 CONF_FROM_HOST = "../../../conf"  # hosts run in <run>/shadow.data/hosts/<name>/
 
@@ -185,7 +185,7 @@ def variant_roles(host: Host) -> list[str]:
     elif host.is_relay:
         roles += ["relay", host.role]
     else:
-        roles += ["client", host.cls]
+        return client_sections(host.cls)
     return roles
 
 

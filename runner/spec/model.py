@@ -182,8 +182,14 @@ class Variant:
 
     def client_torrc(self, cls: str) -> tuple[str, ...]:
         """The lines a client of class ``cls`` (one that runs no relay) gets,
-        in its torrc's order: sections all, client, then its class."""
-        return tuple(line for part in ("all", "client", cls) for line in self.torrc.get(part, ()))
+        in its torrc's order."""
+        return tuple(line for part in client_sections(cls) for line in self.torrc.get(part, ()))
+
+
+def client_sections(cls: str) -> list[str]:
+    """The torrc sections a client of class ``cls`` that runs no relay
+    reads, in order: all, client, then its class."""
+    return ["all", "client", cls]
 
 
 # The group of clients that also run a relay (variants' client_relays).

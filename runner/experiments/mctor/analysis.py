@@ -117,17 +117,14 @@ def mctor_result(inp: Inputs) -> MctorResult:
     }
     used = stream_circuits(inp.circuits, paths.keys(), circuits_expected)
     spread = circuit_spread(placements, inp.circuits, paths, expected)
-    failures = (
-        few
-        + unpinned(inp.measured_clients, paths, expected)
-        + [
-            f"{h.variant}/seed-{h.seed} {h.host} → {h.peer}: "
-            f"{'no placement logged' if h.usable_connections is None else h.usable_connections} "
-            f"usable connections, expected {h.expected}"
-            for h in hops
-            if not h.ok
-        ]
-    )
+    failures = few + unpinned(inp.measured_clients, paths, expected)
+    failures += [
+        f"{h.variant}/seed-{h.seed} {h.host} → {h.peer}: "
+        f"{'no placement logged' if h.usable_connections is None else h.usable_connections} "
+        f"usable connections, expected {h.expected}"
+        for h in hops
+        if not h.ok
+    ]
     failures += [
         f"{u.variant}/seed-{u.seed} {u.host}: streams on {u.circuits} circuits, "
         f"expected at least {u.expected}"
