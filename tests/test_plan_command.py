@@ -96,3 +96,44 @@ def test_a_larger_design_is_planned_from_a_smaller_ones_pilot(tmp_path: Path) ->
     configured = scaled["designs"][0]
     expected = max(value * 2 / factors.capacity_of(role) for role, value in by_position.items())
     assert configured["busiest"] == pytest.approx(expected)
+
+
+def test_a_larger_designs_own_hypothesis_is_measured_on_the_pilots_runs(
+    tmp_path: Path,
+) -> None:
+    # The larger design states a hypothesis the pilot's spec does not, on
+    # variants the pilot ran: its spread comes from the pilot's runs.
+    spec, experiment = _results(tmp_path)
+    target = tmp_path / "conflux-larger.yaml"
+    text = (PILOT / "spec.yaml").read_text()
+    assert "name: conflux-shortens-10mb\n" in text
+    target.write_text(
+        text.replace("name: conflux-small", "name: conflux-larger", 1).replace(
+            "name: conflux-shortens-10mb\n", "name: legs-shorten-10mb\n"
+        )
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "runner", "plan", str(target)]
+        + ["--pilot-from", str(spec), "--results", str(tmp_path / "results")]
+        + ["--backend", "shadow"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    planned = json.loads((experiment / "plan-conflux-larger.json").read_text())
+    assert "legs-shorten-10mb" in planned["spreads"]
+    subprocess.run(
+        [sys.executable, "-m", "runner", "plan", str(spec)]
+        + ["--results", str(tmp_path / "results"), "--backend", "shadow"],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=600,
+        check=True,
+    )
+    own = json.loads((experiment / "plan.json").read_text())["spreads"]["conflux-shortens-10mb"]
+    measured = planned["spreads"]["legs-shorten-10mb"]
+    assert measured.pop("hypothesis") == "legs-shorten-10mb"
+    assert own.pop("hypothesis") == "conflux-shortens-10mb"
+    assert measured == own

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -441,6 +441,21 @@ def later_variants(spec: Spec) -> int | None:
     return len(variants_compared(spec, spec.hypotheses))
 
 
+def pilot_hypotheses(pilot: Spec, planned: Spec) -> tuple[Hypothesis, ...]:
+    """The hypotheses whose spread the pilot measures: each of ``planned``'s
+    whose variant and reference the pilot ran, else the pilot's own of the
+    same name (a larger design may name its variants otherwise)."""
+    ran = {v.name for v in pilot.variants}
+    own = {h.name: h for h in pilot.hypotheses}
+    chosen = []
+    for h in planned.hypotheses:
+        if {h.variant, h.reference} <= ran:
+            chosen.append(h)
+        elif h.name in own:
+            chosen.append(own[h.name])
+    return tuple(chosen)
+
+
 def make_plan(
     spec: Spec,
     layout: Layout,
@@ -455,27 +470,28 @@ def make_plan(
     fall as 1 / its relays (assumed, as for the 2x relays alternative)."""
     seeds = set(spec.seeds)
     transfers = [t for t in transfers if t.seed in seeds]
-    rounds = hypothesis_rounds(spec, layout, transfers)
+    planned = target or spec
+    measured = replace(spec, hypotheses=pilot_hypotheses(spec, planned))
+    rounds = hypothesis_rounds(measured, layout, transfers)
     bandwidths = [b for b in bandwidths if b.seed in seeds]
     loads = [r for r in loads if r.seed in seeds]
     spreads = {
         h.name: s
-        for h in spec.hypotheses
+        for h in measured.hypotheses
         if (s := spread(h, transfers, bandwidths, rounds)) is not None
     }
-    planned = target or spec
     base = scaling(spec, planned) if target else Alternative("pilot")
     moved: dict[tuple[str, int], float] = {}
     for t in transfers:
         if t.measured and t.success:
             moved[(t.variant, t.seed)] = moved.get((t.variant, t.seed), 0.0) + t.size
-    costs, shape = [], (0, 0, 0, 0)
+    costs, shapes = [], []
     for variant, seed in spec.runs():
         run_dir = layout.run_dir(variant.name, seed)
         if run_status(run_dir) != STATUS_COMPLETE:
             continue
         manifest = read_manifest(run_dir)
-        shape = _hosts(manifest)
+        shapes.append(_hosts(manifest))
         cpu = run_cpu_seconds(run_dir)
         if cpu is None:
             continue
@@ -484,8 +500,14 @@ def make_plan(
             for k in ("generate_s", "simulate_s", "collect_s")
         )
         costs.append(RunCost(variant.name, seed, cpu, wall, moved.get((variant.name, seed), 0.0)))
-    measured, clients, relays, hosts = shape
-    cost = cost_model(costs, measured / hosts if hosts else 0.0)
+    # A network's hosts as the mean over the pilot's runs: its variants'
+    # scenarios may measure different clients.
+    measured_clients, clients, relays, hosts = (
+        (sum(column) / len(shapes) for column in zip(*shapes, strict=True))
+        if shapes
+        else (0.0, 0.0, 0.0, 0.0)
+    )
+    cost = cost_model(costs, measured_clients / hosts if hosts else 0.0)
     measure_share = spec.duration.measure / (spec.duration.bootstrap + spec.duration.measure)
     busiest = busiest_utilisation(loads)
     roles = busiest_by_role(loads)
@@ -496,8 +518,8 @@ def make_plan(
         len(planned.variants),
         measure_share,
         roles,
-        measured / clients if clients else 1.0,
-        alternatives_for(round(measured * base.clients)),
+        measured_clients / clients if clients else 1.0,
+        alternatives_for(round(measured_clients * base.clients)),
         base,
         later_variants(planned),
         class_demand(spec, planned, transfers) if target else None,
@@ -505,8 +527,8 @@ def make_plan(
     return Plan(
         tuple(sorted(seeds)),
         len(planned.variants),
-        measured,
-        relays,
+        round(measured_clients),
+        round(relays),
         spreads,
         cost,
         busiest,
