@@ -34,18 +34,23 @@ def _results(tmp_path: Path) -> tuple[Path, Path]:
     return spec, layout.experiment_dir
 
 
-def test_plan_reads_a_pilot_and_prices_each_design(tmp_path: Path) -> None:
-    spec, experiment = _results(tmp_path)
+def _plan(tmp_path: Path, spec: Path, *args: str) -> str:
+    """``runner plan`` on ``spec`` with the pilot's results; its text."""
     proc = subprocess.run(
-        [sys.executable, "-m", "runner", "plan", str(spec), "--results", str(tmp_path / "results")]
-        + ["--backend", "shadow", "--cores", "16"],
+        [sys.executable, "-m", "runner", "plan", str(spec), *args]
+        + ["--results", str(tmp_path / "results"), "--backend", "shadow"],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    text = proc.stdout
+    return proc.stdout
+
+
+def test_plan_reads_a_pilot_and_prices_each_design(tmp_path: Path) -> None:
+    spec, experiment = _results(tmp_path)
+    text = _plan(tmp_path, spec, "--cores", "16")
     assert "seeds 1, 2, 3, 4, 5, 3 variants, 2 measured clients" in text
     for name in (
         "conflux-shortens-10mb",
@@ -72,18 +77,9 @@ def test_plan_reads_a_pilot_and_prices_each_design(tmp_path: Path) -> None:
 
 def test_a_larger_design_is_planned_from_a_smaller_ones_pilot(tmp_path: Path) -> None:
     spec, experiment = _results(tmp_path)
-    proc = subprocess.run(
-        [sys.executable, "-m", "runner", "plan", str(ROOT / "configs" / "conflux.yaml")]
-        + ["--pilot-from", str(spec), "--results", str(tmp_path / "results")]
-        + ["--backend", "shadow"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "Planned: conflux from conflux-small's pilot, scaled" in proc.stdout
-    assert "by 2x the measured clients, 3x the relays" in proc.stdout
+    text = _plan(tmp_path, ROOT / "configs" / "conflux.yaml", "--pilot-from", str(spec))
+    assert "Planned: conflux from conflux-small's pilot, scaled" in text
+    assert "by 2x the measured clients, 3x the relays" in text
     scaled = json.loads((experiment / "plan-conflux.json").read_text())
     assert not (experiment / "plan.json").exists()  # the pilot's own plan is left alone
     # twice the measured clients' traffic, over each position's capacity
@@ -112,26 +108,10 @@ def test_a_larger_designs_own_hypothesis_is_measured_on_the_pilots_runs(
             "name: conflux-shortens-10mb\n", "name: legs-shorten-10mb\n"
         )
     )
-    proc = subprocess.run(
-        [sys.executable, "-m", "runner", "plan", str(target)]
-        + ["--pilot-from", str(spec), "--results", str(tmp_path / "results")]
-        + ["--backend", "shadow"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    _plan(tmp_path, target, "--pilot-from", str(spec))
     planned = json.loads((experiment / "plan-conflux-larger.json").read_text())
     assert "legs-shorten-10mb" in planned["spreads"]
-    subprocess.run(
-        [sys.executable, "-m", "runner", "plan", str(spec)]
-        + ["--results", str(tmp_path / "results"), "--backend", "shadow"],
-        cwd=ROOT,
-        capture_output=True,
-        timeout=600,
-        check=True,
-    )
+    _plan(tmp_path, spec)
     own = json.loads((experiment / "plan.json").read_text())["spreads"]["conflux-shortens-10mb"]
     measured = planned["spreads"]["legs-shorten-10mb"]
     assert measured.pop("hypothesis") == "legs-shorten-10mb"
