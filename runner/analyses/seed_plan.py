@@ -471,13 +471,13 @@ def make_plan(
     seeds = set(spec.seeds)
     transfers = [t for t in transfers if t.seed in seeds]
     planned = target or spec
-    measured = replace(spec, hypotheses=pilot_hypotheses(spec, planned))
-    rounds = hypothesis_rounds(measured, layout, transfers)
+    measurable = replace(spec, hypotheses=pilot_hypotheses(spec, planned))
+    rounds = hypothesis_rounds(measurable, layout, transfers)
     bandwidths = [b for b in bandwidths if b.seed in seeds]
     loads = [r for r in loads if r.seed in seeds]
     spreads = {
         h.name: s
-        for h in measured.hypotheses
+        for h in measurable.hypotheses
         if (s := spread(h, transfers, bandwidths, rounds)) is not None
     }
     base = scaling(spec, planned) if target else Alternative("pilot")

@@ -177,16 +177,13 @@ def host_defaults(host: Host) -> str:
 
 def variant_roles(host: Host) -> list[str]:
     """Which of a variant's torrc sections apply to ``host``, in order."""
-    roles = ["all"]
     if host.role == "authority":
-        roles.append("authority")
-    elif host.client_relay:
-        roles += ["relay", "client", host.cls]
-    elif host.is_relay:
-        roles += ["relay", host.role]
-    else:
-        return client_sections(host.cls)
-    return roles
+        return ["all", "authority"]
+    if host.client_relay:
+        return ["all", "relay", "client", host.cls]
+    if host.is_relay:
+        return ["all", "relay", host.role]
+    return client_sections(host.cls)
 
 
 def relay_rate(host: Host) -> int:
