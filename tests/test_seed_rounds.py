@@ -165,6 +165,43 @@ def test_later_rounds_run_only_the_variants_of_undetermined_hypotheses(tmp_path:
     assert again.runs() == final.runs()
 
 
+def test_an_experiment_stopped_in_a_round_leaves_the_rounds_it_finished(tmp_path: Path) -> None:
+    from runner.analyses.answers import shared_seeds
+    from runner.analyses.sequential import SequentialDesign
+
+    spec = _two_hypotheses({"min": 3, "max": 9, "later": "hypotheses"})
+    layout = Layout(tmp_path, spec.name)
+    decided, still_open = spec.hypotheses
+    ran: list[tuple[int, ...]] = []
+
+    def run_round(current: Spec) -> int:
+        if len(ran) == 3:
+            raise KeyboardInterrupt  # stopped during the fourth round
+        ran.append(current.seeds)
+        return 0
+
+    def answer_round(current: Spec) -> list[Answer]:
+        found = []
+        for h in current.hypotheses:
+            n = len(shared_seeds(current, h))
+            w = 1.5 / n if h is decided else 1.0
+            est = Estimate(-0.3 if h is decided else 0.0, -0.3 - w / 2, -0.3 + w / 2, n)
+            found.append(Answer(h, est, verdict(est, h)))
+        return found
+
+    with pytest.raises(KeyboardInterrupt):
+        run_in_rounds(spec, layout, run_round, answer_round)
+    record = json.loads((layout.experiment_dir / ROUNDS_FILE).read_text())
+    assert [len(r["seeds"]) for r in record["rounds"]] == [3, 5, 7]
+    assert record["variant_seeds"] == {"conflux-on": [1, 2, 3, 4, 5]}
+    assert "not finished: round 4 (seeds 8-9)" in record["stopped"]
+    # compare answers from the third look (7 seeds), not the spec's first (3)
+    again = seeds_in_use(_two_hypotheses({"min": 3, "max": 9, "later": "hypotheses"}), layout)
+    assert again.seeds == tuple(range(1, 8)) and len(again.runs()) == 19
+    look = SequentialDesign.of(again)
+    assert look is not None and look.look_of(len(shared_seeds(again, still_open))) == 2
+
+
 def test_a_needed_variant_brings_the_variant_its_limit_is_measured_from() -> None:
     from runner.analyses.seed_rounds import needed_variants
     from runner.experiments import load_spec

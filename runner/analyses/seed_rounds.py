@@ -9,7 +9,7 @@ answers (a hypothesis decided stops costing runs).
 Each look's interval is a repeated confidence interval of the spec's
 group-sequential design (runner/analyses/sequential.py), so stopping on the
 first decisive look keeps the chance of a wrong verdict at 5%. Each round is
-recorded in ``results/<exp>/seed_rounds.json`` with the boundary it used and
+recorded as it ends in ``results/<exp>/seed_rounds.json`` with the boundary it used and
 each hypothesis's verdict; the report says how many rounds ran and why they
 stopped, and ``collect`` and ``compare`` use the seeds it lists.
 """
@@ -120,9 +120,10 @@ def run_in_rounds(
     answer_round: Callable[[Spec], list[Answer]],
 ) -> tuple[Spec, int]:
     """Run rounds of seeds until answered; return the spec with every seed
-    that ran, and the worst exit code of the rounds' runs."""
+    that ran, and the worst exit code of the rounds' runs. The record is
+    written as each round ends, so an experiment stopped during a round
+    leaves the rounds it finished for ``collect`` and ``compare``."""
     assert spec.seed_rounds is not None
-    plan = design(spec)
     current = spec
     rounds: list[RoundResult] = []
     worst = 0
@@ -148,9 +149,28 @@ def run_in_rounds(
         )
         if rounds[-1].answered or len(seeds) >= spec.seed_rounds.max:
             break
+        following = next_seeds(spec, seeds)[len(seeds) :]
+        write_rounds(
+            spec,
+            layout,
+            rounds,
+            current,
+            f"not finished: round {len(rounds) + 1} (seeds {following[0]}-{following[-1]}) "
+            "had not ended when this was recorded (`runner experiment` goes on from it)",
+        )
         current = next_round(spec, current, found)
     reason = stop_reason(spec, rounds, found)
     print(f"seed rounds: {len(rounds)}; stopped: {reason}")
+    write_rounds(spec, layout, rounds, current, reason)
+    return current, worst
+
+
+def write_rounds(
+    spec: Spec, layout: Layout, rounds: list[RoundResult], last: Spec, stopped: str
+) -> None:
+    """Record the rounds that ended; ``last`` is the spec of the last of them."""
+    assert spec.seed_rounds is not None
+    plan = design(spec)
     layout.experiment_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(
         layout.experiment_dir / ROUNDS_FILE,
@@ -173,11 +193,10 @@ def run_in_rounds(
                 }
                 for r in rounds
             ],
-            "variant_seeds": {name: list(s) for name, s in current.variant_seeds.items()},
-            "stopped": reason,
+            "variant_seeds": {name: list(s) for name, s in last.variant_seeds.items()},
+            "stopped": stopped,
         },
     )
-    return current, worst
 
 
 def read_rounds(layout: Layout) -> dict[str, Any] | None:
