@@ -10,8 +10,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import stats as scipy_stats
 
-from runner.analyses.stats import bootstrap_change_ci, level_ci, ratio_change_ci
+from runner.analyses.stats import (
+    ClientQuantile,
+    bootstrap_change_ci,
+    client_quantile,
+    level_ci,
+    ratio_change_ci,
+    resample_values,
+)
 from tests.conftest import fixture_report
 
 # "mean [low, high]" as Estimate.format writes it, with or without a sign and a %.
@@ -60,6 +68,25 @@ def test_the_bootstrap_agrees_with_the_t_interval_on_well_behaved_data() -> None
     assert boot.low > -0.6 and boot.high < -0.4 and t.low > -0.6 and t.high < -0.4
     again = bootstrap_change_ci(seeds, 0.5)
     assert (again.low, again.high) == (boot.low, boot.high)  # reproducible
+
+
+def test_client_quantile_draws_follow_the_resampling_they_stand_for() -> None:
+    rng = np.random.default_rng(5)
+    by_client = {f"c{i}": list(rng.lognormal(i * 0.2, 0.5, 3 + 4 * i)) for i in range(7)}
+    stat = ClientQuantile(0.9)
+    assert stat(by_client) == client_quantile(by_client, 0.9)
+    batch = stat.draws(by_client, np.random.default_rng(1), 4000)
+    one_by_one = np.array(
+        [stat(resample_values(by_client, np.random.default_rng(k))) for k in range(4000)]
+    )
+    assert batch.shape == (4000,)
+    assert scipy_stats.ks_2samp(batch, one_by_one).pvalue > 0.05  # one distribution
+    assert abs(batch.mean() - one_by_one.mean()) < 4 * one_by_one.std() / np.sqrt(2000)
+    lowest = min(min(v) for v in by_client.values())
+    highest = max(max(v) for v in by_client.values())
+    assert lowest <= batch.min() and batch.max() <= highest
+    constant = ClientQuantile(0.5).draws({"a": [2.0] * 5, "b": [2.0]}, np.random.default_rng(0), 9)
+    assert list(constant) == [2.0] * 9
 
 
 @pytest.mark.parametrize("name", RESULT_FIXTURES)

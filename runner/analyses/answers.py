@@ -32,7 +32,7 @@ from runner.analyses.client_bandwidth import ClientBandwidth, per_client
 from runner.analyses.power import Target, seeds_to_decisive
 from runner.analyses.rounds import Round, class_phases, rounds
 from runner.analyses.sequential import SequentialDesign
-from runner.analyses.stats import Estimate, client_quantile, paired_change
+from runner.analyses.stats import ClientQuantile, Estimate, paired_change
 from runner.analyses.transfers import METRICS
 from runner.layout import Layout
 from runner.manifest import run_cpu_seconds
@@ -130,7 +130,7 @@ def per_seed_samples(
         if value is not None:
             by_client[(row.variant, row.seed)][row.host].append(value)
     q = h.quantile if h.metric in QUANTILE_METRICS else 0.5
-    return by_client, lambda values: client_quantile(values, q)
+    return by_client, ClientQuantile(q)
 
 
 def answer(

@@ -140,26 +140,43 @@ def bootstrap_change_ci(
     ratio per seed (or ``statistic``'s) and their geometric mean; percentile
     interval. A check on the t interval's assumptions; the generator's seed
     is fixed, so reports are reproducible."""
-    stat = statistic or (lambda values: float(np.quantile(values, q)))
+    stat: Callable[[Any], float] = statistic or ClientQuantile(q)
     rng = np.random.default_rng(0)
     pairs = [(v, r) for v, r in per_seed if len(v) and len(r)]
+    if statistic is None:  # plain values: the q-quantile is one client's
+        pairs = [(_as_clients(v), _as_clients(r)) for v, r in pairs]
     if len(pairs) < 2:
         return Estimate(float("nan"), None, None, len(pairs))
-    draws = np.empty(reps)
-    for i in range(reps):
-        logs = []
-        for k in rng.integers(0, len(pairs), len(pairs)):
-            variant, reference = pairs[k]
-            top = stat(resample_values(variant, rng))
-            bottom = stat(resample_values(reference, rng))
-            if top > 0 and bottom > 0:
-                logs.append(math.log(top / bottom))
-        draws[i] = np.mean(logs) if logs else np.nan
-    draws = draws[~np.isnan(draws)]
+    picks = rng.integers(0, len(pairs), (reps, len(pairs)))
+    tops, bottoms = np.empty(picks.shape), np.empty(picks.shape)
+    for k, (variant, reference) in enumerate(pairs):
+        drawn = picks == k  # a seed drawn twice gets two independent resamples
+        count = int(drawn.sum())
+        tops[drawn] = statistic_draws(stat, variant, rng, count)
+        bottoms[drawn] = statistic_draws(stat, reference, rng, count)
+    usable = (tops > 0) & (bottoms > 0)
+    logs = np.log(np.divide(tops, bottoms, out=np.ones_like(tops), where=usable))
+    counts = usable.sum(axis=1)
+    kept = counts > 0
+    draws = np.where(usable, logs, 0.0).sum(axis=1)[kept] / counts[kept]
     point = ratio_change_ci([stat(v) / stat(r) for v, r in pairs]).mean
     tail = (1 - level) / 2
     low, high = np.quantile(draws, [tail, 1 - tail])
     return Estimate(point, math.expm1(float(low)), math.expm1(float(high)), len(pairs))
+
+
+def statistic_draws(
+    stat: Callable[[Any], float], values: Any, rng: np.random.Generator, count: int
+) -> np.ndarray:
+    """``count`` bootstrap draws of ``stat`` over ``values`` (see
+    ``resample_values``); a ``ClientQuantile`` draws them all at once."""
+    if isinstance(stat, ClientQuantile) and isinstance(values, Mapping):
+        return stat.draws(values, rng, count)
+    return np.array([stat(resample_values(values, rng)) for _ in range(count)], dtype=float)
+
+
+def _as_clients(values: Any) -> Any:
+    return values if isinstance(values, Mapping) else {"": values}
 
 
 BOOTSTRAP_SEEDS = 5  # fewer seeds give a bootstrap too few values to resample
@@ -211,6 +228,56 @@ def client_quantile(by_client: ClientValues, q: float) -> float:
     as another weighs the same."""
     per_client = [quantile(values, q) for values in by_client.values() if len(values)]
     return quantile(per_client, 0.5)
+
+
+@dataclass(frozen=True)
+class ClientQuantile:
+    """``client_quantile`` at ``q``, as a statistic whose bootstrap draws are
+    taken together: a report's intervals draw it hundreds of thousands of
+    times, too many for one numpy call per client per draw."""
+
+    q: float
+
+    def __call__(self, by_client: ClientValues) -> float:
+        return client_quantile(by_client, self.q)
+
+    def draws(self, by_client: ClientValues, rng: np.random.Generator, count: int) -> np.ndarray:
+        """``count`` draws of the statistic over ``resample_values``'s
+        resamples: clients drawn with replacement, then each drawn client's
+        values, afresh each time it is drawn."""
+        clients = [np.sort(np.asarray(v, float)) for v in by_client.values() if len(v)]
+        if not clients:
+            return np.full(count, np.nan)
+        values_per_draw = sum(len(c) for c in clients)
+        step = max(1, _DRAW_BATCH_VALUES // values_per_draw)  # bounds the memory of a batch
+        return np.concatenate(
+            [self._batch(clients, rng, min(step, count - done)) for done in range(0, count, step)]
+            or [np.empty(0)]
+        )
+
+    def _batch(self, clients: list[np.ndarray], rng: np.random.Generator, count: int) -> np.ndarray:
+        sizes = np.array([len(c) for c in clients])
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        flat = np.concatenate(clients)
+        picked = rng.integers(0, len(clients), count * len(clients))
+        lengths = sizes[picked]
+        segment = np.repeat(np.arange(len(picked)), lengths)
+        within = rng.integers(0, lengths[segment])
+        # Each client's values are sorted, so sorting the drawn positions
+        # (segment by segment) sorts each resample.
+        within = np.sort(segment * int(sizes.max()) + within) % int(sizes.max())
+        sample = flat[starts[picked][segment] + within]
+        first = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        position = self.q * (lengths - 1)  # numpy's default (linear) quantile
+        low = np.floor(position).astype(np.int64)
+        high = np.minimum(low + 1, lengths - 1)
+        below, above = sample[first + low], sample[first + high]
+        per_client = below + (position - low) * (above - below)
+        medians = np.quantile(per_client.reshape(count, len(clients)), 0.5, axis=1)
+        return np.asarray(medians, dtype=float)
+
+
+_DRAW_BATCH_VALUES = 4_000_000
 
 
 def client_ecdf(by_client: ClientValues) -> tuple[np.ndarray, np.ndarray]:

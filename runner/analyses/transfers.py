@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from runner.analyses.inputs import Inputs
-from runner.analyses.stats import Estimate, client_quantile, paired_change
+from runner.analyses.stats import ClientQuantile, Estimate, client_quantile, paired_change
 from runner.tables.schema import TransferRow
 from runner.units import human_size
 
@@ -162,7 +162,7 @@ def changes(
                 for (v, c, s, seed), values in per_seed.items()
                 if (v, c, s) == (variant, cls, size)
             ]
-            found = paired_change(seeds, lambda values: client_quantile(values, quantile_q))
+            found = paired_change(seeds, ClientQuantile(quantile_q))
             if found.ratios:
                 result.append(
                     Change(variant, cls, size, metric, found.estimate, reference, found.bootstrap)
