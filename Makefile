@@ -14,7 +14,7 @@ JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),) $(if $(BACKEND),--backend $(BACKEND),)
 	$(if $(PINNING),--pinning $(PINNING),)
 BASELINE ?= results/baselines/ci-small$(if $(filter local,$(BACKEND)),-local,).json
 
-.PHONY: help setup tools check test lint typecheck unit regress-local unit-fast generate plan experiment regress baseline bench bench-scaling tor tor-test clean
+.PHONY: help setup tools check test lint typecheck unit regress-local unit-fast generate plan experiment regress baseline bench bench-report bench-scaling tor tor-test clean
 
 help:
 	@echo "make setup                  install Debian packages and the Python environment"
@@ -43,6 +43,7 @@ help:
 	@echo "                            [BACKEND=local]: includes the network's bootstrap time"
 	@echo "                            then (Shadow) the runs-at-once table: make bench-scaling"
 	@echo "                            [JOBS=1,2,4] [SEEDS=n]"
+	@echo "make bench-report EXP=<name> time writing the report of an experiment's collected results"
 
 # A dpkg run that was interrupted (a killed install, a full disk) blocks
 # every apt-get until `dpkg --configure -a` finishes it; apt-get waits up to
@@ -120,6 +121,9 @@ baseline:
 bench:
 	$(PY) -m runner.bench.speed configs/$(EXP).yaml --out bench/results.md $(if $(BACKEND),--backend $(BACKEND),)
 	$(if $(filter local,$(BACKEND)),,$(MAKE) bench-scaling)
+
+bench-report:
+	$(PY) -m runner.bench.report configs/$(EXP).yaml --results $(RESULTS) --out bench/results.md
 
 bench-scaling:
 	$(PY) -m runner.bench.scaling configs/$(EXP).yaml --out bench/results.md \

@@ -50,13 +50,15 @@ def job_counts(cores: int) -> list[int]:
     return counts
 
 
-def add_rows(out: Path, rows: list[str]) -> None:
+def add_rows(
+    out: Path, rows: list[str], section: str = SECTION, intro: str = INTRO, header: str = HEADER
+) -> None:
     """Append ``rows`` to the section's table, making the section if needed."""
     text = out.read_text() if out.is_file() else "# Benchmarks\n"
-    if SECTION not in text:
-        text = text.rstrip("\n") + f"\n\n{SECTION}\n\n{INTRO}\n{HEADER}"
-    start = text.index(SECTION)
-    end = text.find("\n## ", start + len(SECTION))
+    if section not in text:
+        text = text.rstrip("\n") + f"\n\n{section}\n\n{intro}\n{header}"
+    start = text.index(section)
+    end = text.find("\n## ", start + len(section))
     end = len(text) if end < 0 else end + 1
     section = text[start:end].rstrip("\n") + "\n" + "".join(rows)
     out.write_text(text[:start] + section + ("\n" + text[end:] if end < len(text) else ""))

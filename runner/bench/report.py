@@ -1,0 +1,86 @@
+"""Benchmark: writing an experiment's report (`runner compare`) from its
+collected tables, on this machine: wall time, CPU time and peak memory.
+
+The report is written where `runner compare` writes it
+(``results/<experiment>/report``), and a row is added to the "Report
+writing" section of ``bench/results.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from runner.bench.scaling import add_rows
+from runner.bench.speed import machine
+from runner.experiments import ANALYSES, load_spec
+from runner.layout import Layout
+from runner.report.assemble import write_report
+
+SECTION = "## Report writing"
+INTRO = (
+    "`make bench-report EXP=<name>` writes the experiment's report from the\n"
+    "tables its runs were collected into, as `runner compare` does; the\n"
+    "intervals' bootstraps take most of the time.\n"
+)
+HEADER = (
+    "| date | machine | experiment | runs | transfers | wall (s) | CPU (s) "
+    "| peak RSS (MiB) | code |\n"
+    "|---|---|---|---|---|---|---|---|---|\n"
+)
+
+
+def code_commit() -> str:
+    """The project's commit, marked when the working tree differs from it."""
+    try:
+        found = subprocess.run(
+            ["git", "describe", "--always", "--dirty"],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=Path(__file__).resolve().parent,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "–"
+    return found.stdout.strip()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="runner.bench.report", description=__doc__)
+    parser.add_argument("spec")
+    parser.add_argument("--results", default="results")
+    parser.add_argument("--out", default="bench/results.md")
+    args = parser.parse_args(argv)
+    spec = load_spec(Path(args.spec))
+    layout = Layout(Path(args.results), spec.name)
+    if not layout.transfers_csv.is_file():
+        print(
+            f"{layout.transfers_csv}: no collected transfers; run "
+            f"`make experiment EXP={spec.name}` first",
+            file=sys.stderr,
+        )
+        return 1
+    runs = sum(1 for v, seed in spec.runs() if layout.run_dir(v.name, seed).is_dir())
+    with layout.transfers_csv.open() as table:
+        transfers = sum(1 for _ in table) - 1
+    started, cpu_started = time.monotonic(), time.process_time()
+    write_report(spec, layout, ANALYSES)
+    wall, cpu = time.monotonic() - started, time.process_time() - cpu_started
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    today = datetime.now(UTC).strftime("%Y-%m-%d")
+    row = (
+        f"| {today} | {machine()} | {spec.name} | {runs} | {transfers} | {wall:.1f} "
+        f"| {cpu:.1f} | {peak_mib:.0f} | {code_commit()} |\n"
+    )
+    add_rows(Path(args.out), [row], SECTION, INTRO, HEADER)
+    print(f"report of {runs} runs written in {wall:.1f} s; appended to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+"""The report-writing benchmark: it writes the report of collected results
+and adds one row per call to its section of the benchmarks table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runner.bench.report import SECTION, main
+from tests.conftest import FIXTURES, fixture_results
+
+
+def test_a_row_per_report_written_under_its_own_section(tmp_path: Path) -> None:
+    spec, layout = fixture_results("mctor-small", tmp_path / "results")
+    out = tmp_path / "bench.md"
+    out.write_text("# Benchmarks\n\n## Runs at once\n\n| a |\n|---|\n| 1 |\n")
+    argv = [str(FIXTURES / "mctor-small" / "spec.yaml"), "--results", str(tmp_path / "results")]
+    assert main([*argv, "--out", str(out)]) == 0
+    assert (layout.report_dir / "report.md").is_file()
+    assert main([*argv, "--out", str(out)]) == 0
+    text = out.read_text()
+    assert text.count(SECTION) == 1 and text.count("| 1 |") == 1  # the other table kept
+    rows = [line for line in text[text.index(SECTION) :].splitlines() if "| mctor-small |" in line]
+    assert len(rows) == 2
+    cells = [c.strip() for c in rows[0].strip("|").split("|")]
+    assert int(cells[3]) == len(list(spec.runs()))  # every run of the fixture
+    assert int(cells[4]) > 0 and float(cells[5]) > 0 and float(cells[7]) > 0
+
+
+def test_results_not_collected_are_named_and_nothing_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bench.md"
+    argv = [str(FIXTURES / "mctor-small" / "spec.yaml"), "--results", str(tmp_path)]
+    assert main([*argv, "--out", str(out)]) == 1
+    assert "transfers.csv: no collected transfers" in capsys.readouterr().err
+    assert not out.exists()
