@@ -7,7 +7,7 @@ import pytest
 
 import runner.analyses  # noqa: F401  (before the report, in the order the runner imports them)
 from runner.analyses.stats import client_ecdf
-from runner.report.plots import LEVELS, seed_band
+from runner.report.plots import LEVELS, seed_band, variant_colours
 
 
 def _seeds(medians: list[float], transfers: int) -> dict[int, dict[str, list[float]]]:
@@ -39,3 +39,10 @@ def test_every_client_weighs_the_same_in_a_seed_ecdf() -> None:
     xs, ys = client_ecdf({"fast": [1.0] * 10, "slow": [10.0, 10.0]})
     assert ys[9] == pytest.approx(0.5)  # the fast client's ten values carry half
     assert ys[10] == pytest.approx(0.75) and ys[-1] == pytest.approx(1.0)
+
+
+def test_up_to_twenty_variants_get_a_colour_each() -> None:
+    assert variant_colours(10) == [None] * 10  # matplotlib's own cycle has 10
+    for count in (11, 15, 20):
+        colours = variant_colours(count)
+        assert len(colours) == count and len(set(colours)) == count

@@ -15,6 +15,7 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -84,7 +85,11 @@ def seed_band(
 
 
 def draw_cdf(
-    ax: Axes, per_seed: Mapping[int, ClientValues], label: str, alpha: float = 0.2
+    ax: Axes,
+    per_seed: Mapping[int, ClientValues],
+    label: str,
+    alpha: float = 0.2,
+    colour: Any = None,
 ) -> None:
     """One variant on ``ax``: each seed's client-weighted ECDF (thin), the
     centre across seeds (thick) and its band across seeds."""
@@ -98,6 +103,7 @@ def draw_cdf(
         LEVELS,
         where="post",
         linewidth=1.8,
+        color=colour,
         label=f"{label} ({len(seeds)} seed{'s' if len(seeds) != 1 else ''}, {clients} clients)",
     )[0]
     colour = line.get_color()
@@ -121,20 +127,35 @@ def per_seed_clients(rows: list[TransferRow], metric: str) -> dict[str, dict[int
     return {v: dict(seeds) for v, seeds in found.items()}
 
 
+MANY_VARIANTS = 6  # more lines than this and the legend goes beside the axes
+
+
+def variant_colours(count: int) -> list[Any]:
+    """A colour per line: matplotlib's own cycle (None) up to its 10
+    colours, then tab20's, so that no two of 20 variants share one."""
+    if count <= 10:
+        return [None] * count
+    palette = list(plt.get_cmap("tab20").colors)  # type: ignore[attr-defined]
+    return [palette[k % len(palette)] for k in range(count)]
+
+
 def cdf_plot(
     rows: list[TransferRow], metric: str, title: str, variants: list[str], path: Path
 ) -> None:
     by_variant = per_seed_clients(rows, metric)
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for variant in variants:
-        if variant in by_variant:
-            draw_cdf(ax, by_variant[variant], variant)
+    drawn = [v for v in variants if v in by_variant]
+    many = len(drawn) > MANY_VARIANTS
+    fig, ax = plt.subplots(figsize=(9, 4) if many else (6, 4))
+    for variant, colour in zip(drawn, variant_colours(len(drawn)), strict=True):
+        draw_cdf(ax, by_variant[variant], variant, colour=colour)
     ax.set_xlabel(LABELS[metric])
     ax.set_ylabel("cumulative fraction (each client weighs the same)")
     ax.set_ylim(0, 1)
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    if ax.get_legend_handles_labels()[0]:
+    if many:  # beside the axes, where it hides no line
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="x-small")
+    elif drawn:
         ax.legend(loc="lower right", fontsize="small")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
