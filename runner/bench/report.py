@@ -65,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    runs = sum(1 for v, seed in spec.runs() if layout.run_dir(v.name, seed).is_dir())
+    # Every run on disk: seed rounds run more seeds than the spec's first.
+    runs = sum(1 for v in spec.variants for _ in (layout.experiment_dir / v.name).glob("seed-*"))
     with layout.transfers_csv.open() as table:
         transfers = sum(1 for _ in table) - 1
     started, cpu_started = time.monotonic(), time.process_time()
