@@ -3,10 +3,12 @@ and adds one row per call to its section of the benchmarks table."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from runner.analyses.seed_rounds import ROUNDS_FILE
 from runner.bench.report import SECTION, main
 from tests.conftest import FIXTURES, fixture_results
 
@@ -36,3 +38,20 @@ def test_results_not_collected_are_named_and_nothing_is_written(
     assert main([*argv, "--out", str(out)]) == 1
     assert "transfers.csv: no collected transfers" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_the_report_is_of_the_seeds_the_rounds_ran(tmp_path: Path) -> None:
+    spec, layout = fixture_results("conflux-small-pilot", tmp_path / "results")
+    assert spec.seed_rounds is not None and len(spec.seeds) > 3
+    rounds = {
+        "rounds": [{"seeds": [1, 2, 3], "verdicts": {}, "intervals": {}, "runs": 0}],
+        "variant_seeds": {},
+        "stopped": "a record of one round",
+    }
+    (layout.experiment_dir / ROUNDS_FILE).write_text(json.dumps(rounds))
+    out = tmp_path / "bench.md"
+    spec_path = FIXTURES / "conflux-small-pilot" / "spec.yaml"
+    assert main([str(spec_path), "--results", str(tmp_path / "results"), "--out", str(out)]) == 0
+    assert "- seeds: 1, 2, 3;" in (layout.report_dir / "report.md").read_text()
+    row = next(line for line in out.read_text().splitlines() if f"| {spec.name} |" in line)
+    assert int(row.strip("|").split("|")[3]) == 3 * len(spec.variants)

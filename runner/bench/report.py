@@ -16,6 +16,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from runner.analyses.seed_rounds import seeds_in_use
 from runner.bench.scaling import add_rows
 from runner.bench.speed import machine
 from runner.experiments import ANALYSES, load_spec
@@ -58,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     spec = load_spec(Path(args.spec))
     layout = Layout(Path(args.results), spec.name)
+    spec = seeds_in_use(spec, layout)  # as `runner compare` sees it
     if not layout.transfers_csv.is_file():
         print(
             f"{layout.transfers_csv}: no collected transfers; run "
@@ -65,8 +67,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    # Every run on disk: seed rounds run more seeds than the spec's first.
-    runs = sum(1 for v in spec.variants for _ in (layout.experiment_dir / v.name).glob("seed-*"))
+    runs = sum(1 for v, seed in spec.runs() if layout.run_dir(v.name, seed).is_dir())
     with layout.transfers_csv.open() as table:
         transfers = sum(1 for _ in table) - 1
     started, cpu_started = time.monotonic(), time.process_time()
