@@ -17,8 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from runner.analyses.seed_rounds import seeds_in_use
-from runner.bench.scaling import add_rows
-from runner.bench.speed import machine
+from runner.bench.results_table import add_section_rows, machine
 from runner.experiments import ANALYSES, load_spec
 from runner.layout import Layout
 from runner.report.assemble import write_report
@@ -79,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         f"| {today} | {machine()} | {spec.name} | {runs} | {transfers} | {wall:.1f} "
         f"| {cpu:.1f} | {peak_mib:.0f} | {code_commit()} |\n"
     )
-    add_rows(Path(args.out), [row], SECTION, INTRO, HEADER)
+    add_section_rows(Path(args.out), [row], SECTION, INTRO, HEADER)
     print(f"report of {runs} runs written in {wall:.1f} s; appended to {args.out}")
     return 0
 

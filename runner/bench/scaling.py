@@ -18,7 +18,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from runner.bench.speed import machine
+from runner.bench.results_table import add_section_rows, machine
 from runner.execute.cpus import OFF, OWN_CPUS, PINNING_MODES, SHARED, usable_cpus
 from runner.execute.run import resolve_tools, run_experiment
 from runner.experiments import load_spec
@@ -50,18 +50,9 @@ def job_counts(cores: int) -> list[int]:
     return counts
 
 
-def add_rows(
-    out: Path, rows: list[str], section: str = SECTION, intro: str = INTRO, header: str = HEADER
-) -> None:
-    """Append ``rows`` to the section's table, making the section if needed."""
-    text = out.read_text() if out.is_file() else "# Benchmarks\n"
-    if section not in text:
-        text = text.rstrip("\n") + f"\n\n{section}\n\n{intro}\n{header}"
-    start = text.index(section)
-    end = text.find("\n## ", start + len(section))
-    end = len(text) if end < 0 else end + 1
-    section = text[start:end].rstrip("\n") + "\n" + "".join(rows)
-    out.write_text(text[:start] + section + ("\n" + text[end:] if end < len(text) else ""))
+def add_rows(out: Path, rows: list[str]) -> None:
+    """Append ``rows`` to the "Runs at once" table."""
+    add_section_rows(out, rows, SECTION, INTRO, HEADER)
 
 
 def main(argv: list[str] | None = None) -> int:

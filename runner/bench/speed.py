@@ -8,8 +8,6 @@ a row per run to ``bench/results.md``.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import resource
 import sys
 import tempfile
@@ -17,6 +15,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from runner.bench.results_table import machine
 from runner.execute.run import default_backend, resolve_tools, run_experiment
 from runner.experiments import TABLES, load_spec
 from runner.layout import Layout
@@ -29,11 +28,6 @@ HEADER = (
     "| simulate (s) | collect (s) | peak RSS of a child (MiB) | versions |\n"
     "|---|---|---|---|---|---|---|---|---|---|---|\n"
 )
-
-
-def machine() -> str:
-    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return f"{os.cpu_count()} cores, {memory:.0f} GiB, {platform.machine()}"
 
 
 def main(argv: list[str] | None = None) -> int:
