@@ -48,6 +48,9 @@ def test_generated_run_is_a_complete_private_network(tmp_path: Path) -> None:
     assert "tor.authority.torrc" in authority
     conf = run / "conf"
     assert "ConsensusParams cc_alg=2 cfx_enabled=1" in (conf / "tor.authority.torrc").read_text()
+    # Under Shadow too every relay is Stable from the first vote: middles,
+    # started last, never reach the median uptime otherwise.
+    assert "AuthDirVoteStableGuaranteeMinUptime 0" in (conf / "tor.authority.torrc").read_text()
     common = (conf / "tor.common.torrc").read_text()
     fingerprint = (hosts / "4uthority1" / "fingerprint").read_text().split()[1]
     assert "DirAuthority 4uthority1 orport=9001 no-v2 v3ident=" in common
@@ -127,6 +130,7 @@ def test_local_generation_uses_loopback_addresses_and_todays_clock(
     assert "SocksPort 127.102.0.2:9050" in client
     assert "ControlPort 127.0.0.1:29059" in client  # 29051 + its index (8)
     assert "V3AuthVotingInterval 20 seconds" in (run / "conf/tor.authority.torrc").read_text()
+    assert "AuthDirVoteStableGuaranteeMinUptime 0" in (run / "conf/tor.authority.torrc").read_text()
     assert "100.3.0.1" not in (hosts / "perfclient2exit" / "tgen.graphml").read_text()
     assert "127.103.0.1:10080" in (hosts / "perfclient2exit" / "tgen.graphml").read_text()
     listing = json.loads((run / "processes.json").read_text())

@@ -57,9 +57,6 @@ class Backend(ABC):
     # take only a controller that reads the cookie, exits reach only the
     # network's servers, and the spec's exposure is checked.
     shares_machine: ClassVar[bool]
-    # Authorities vote every relay Stable from the start: relays that start
-    # seconds apart in real time would otherwise be Stable by chance.
-    stable_from_start: ClassVar[bool]
     cert_time: ClassVar[str | None]  # faketime for authority certificates; None: now
     # Seconds between consensuses. In real time a first consensus made before
     # the relays registered would leave clients waiting a whole interval.
@@ -149,7 +146,6 @@ class ShadowBackend(Backend):
     results_suffix = ""
     simulated = True
     shares_machine = False
-    stable_from_start = False
     cert_time = SHADOW_CERT_TIME
     voting_interval = 60
     clock_epoch = SHADOW_EPOCH
@@ -210,7 +206,6 @@ class LocalBackend(Backend):
     results_suffix = "-local"
     simulated = False
     shares_machine = True
-    stable_from_start = True
     cert_time = None
     voting_interval = 20
     clock_epoch = 0

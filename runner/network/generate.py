@@ -91,13 +91,7 @@ def _write_conf(
         common_torrc(authorities, cookie_auth=backend.shares_machine)
     )
     (conf / conf_file("authority")).write_text(
-        authority_torrc(
-            plan,
-            keys,
-            variant,
-            backend.voting_interval,
-            stable_from_start=backend.stable_from_start,
-        )
+        authority_torrc(plan, keys, variant, backend.voting_interval)
     )
     servers = [f"{s.ip}:{server_port}" for s in plan.with_role("server")]
     narrow = backend.shares_machine

@@ -84,7 +84,6 @@ def authority_torrc(
     keys: dict[str, HostKeys],
     variant: Variant,
     voting_interval: int = 60,
-    stable_from_start: bool = False,
 ) -> str:
     guards = [keys[h.name].fingerprint for h in plan.in_position("guard")]
     exits = [keys[h.name].fingerprint for h in plan.in_position("exit")]
@@ -107,13 +106,15 @@ def authority_torrc(
         "TestingDirAuthVoteExitIsStrict 1",
         'ExitPolicy "reject *:*"',
     ]
-    if stable_from_start:
-        # Stable goes to relays whose uptime reaches the median, unless they
-        # have been up this long. In real time relays start seconds apart in
-        # an order that varies, so which relays were Stable (and so whether a
-        # client could build multipath legs on distinct relays) varied from run
-        # to run; every relay is Stable from the start instead.
-        lines.append("AuthDirVoteStableGuaranteeMinUptime 0")
+    # Stable goes to relays whose uptime reaches the median, unless they have
+    # been up this long. Relays start by role (runner.network.schedule), so
+    # without this the middles, started last, never reach the median and are
+    # never Stable; Conflux legs need Stable relays, and every leg then ran
+    # guard -> guard -> exit. In real time relays start seconds apart in an
+    # order that varies, which made Stable a matter of chance. Every relay
+    # is Stable from the first vote instead, on every backend (the consensus
+    # check, runner.experiments.conflux.consensus, verifies it per run).
+    lines.append("AuthDirVoteStableGuaranteeMinUptime 0")
     if variant.consensus:
         params = " ".join(f"{k}={v}" for k, v in sorted(variant.consensus.items()))
         lines.append(f"ConsensusParams {params}")
