@@ -1,11 +1,30 @@
-"""How the last consensus of each run saw the relays."""
+"""How the last consensus of each run saw the relays, and the check that
+every relay had the flags its role needs.
+
+Clients build measured circuits from the consensus: a relay without Fast
+and Stable (and Guard, Exit where its role is one) is left out of the
+positions that need them (a Conflux leg, for one, needs Stable relays),
+so a run whose relays lack them measures another network than the one
+its spec draws. The check reads the last consensus the first authority
+made, the only one a run keeps; the authorities vote Stable from the
+first vote (runner.network.torrc) and Guard and Exit by role
+(TestingDirAuthVoteGuard/Exit), so no flag is earned later in a run.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from runner.analyses.inputs import Inputs
-from runner.tables.schema import RELAYS
+from runner.tables.schema import RELAYS, RelayRow
+
+# Every relay's, then each role's own.
+RELAY_FLAGS = frozenset({"Fast", "Running", "Stable", "Valid"})
+ROLE_FLAGS = {
+    "exitguard": frozenset({"Exit", "Guard"}),
+    "exit": frozenset({"Exit"}),
+    "guard": frozenset({"Guard"}),
+}
 
 
 @dataclass(frozen=True)
@@ -20,7 +39,36 @@ class ConsensusSummary:
     measured: int  # relays whose weight came from the bandwidth file
 
 
-def consensus_summaries(inp: Inputs) -> list[ConsensusSummary]:
+@dataclass(frozen=True)
+class ConsensusResult:
+    summaries: list[ConsensusSummary]
+    failures: list[str]  # relays without a flag their role needs
+
+
+def needed_flags(role: str) -> frozenset[str]:
+    """The flags a relay of ``role`` needs (authorities none)."""
+    if role == "authority":
+        return frozenset()
+    return RELAY_FLAGS | ROLE_FLAGS.get(role, frozenset())
+
+
+def flag_failures(rows: list[RelayRow]) -> list[str]:
+    """A line per run listing its relays that lack a flag their role needs."""
+    missing: dict[tuple[str, int], list[str]] = {}
+    for r in sorted(rows, key=lambda r: (r.variant, r.seed, r.relay)):
+        lacks = sorted(needed_flags(r.role) - set(r.flags))
+        if lacks:
+            missing.setdefault((r.variant, r.seed), []).append(
+                f"{r.relay} ({r.role or 'unknown role'}) lacks {'+'.join(lacks)}"
+            )
+    return [
+        f"{variant}/seed-{seed}: relays without the flags their role needs in the last "
+        f"consensus: {'; '.join(relays)}"
+        for (variant, seed), relays in missing.items()
+    ]
+
+
+def consensus_summaries(inp: Inputs) -> ConsensusResult:
     """Per variant and seed, from relays.csv (none where it is missing)."""
     rows = RELAYS.read_from(inp.layout)
     found = []
@@ -43,4 +91,4 @@ def consensus_summaries(inp: Inputs) -> list[ConsensusSummary]:
                     sum(r.measured for r in mine),
                 )
             )
-    return found
+    return ConsensusResult(found, flag_failures(rows))

@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from runner.analyses.inputs import Inputs
-from runner.experiments.conflux.consensus import ConsensusSummary
+from runner.experiments.conflux.consensus import ConsensusResult
 from runner.report.base import Section
 from runner.report.markdown import table
 
 
-def relays_section(result: list[ConsensusSummary], inp: Inputs, out: Path) -> Section:
+def relays_section(result: ConsensusResult, inp: Inputs, out: Path) -> Section:
     lines: list[str] = []
+    section = Section(failures=[*result.failures])
     relay_table = [
         [
             r.variant,
@@ -22,7 +23,7 @@ def relays_section(result: list[ConsensusSummary], inp: Inputs, out: Path) -> Se
             str(r.stable),
             f"{r.measured}/{r.relays}",
         ]
-        for r in result
+        for r in result.summaries
     ]
     if relay_table:
         lines += [
@@ -46,4 +47,11 @@ def relays_section(result: list[ConsensusSummary], inp: Inputs, out: Path) -> Se
             ],
             relay_table,
         )
-    return Section(lines=lines)
+    if relay_table:
+        section.checks.append(
+            "Flags: in every run's last consensus each relay is Fast, Running, Stable and "
+            "Valid, guards Guard and exits Exit: the positions a client draws its "
+            "circuits from hold every relay its spec gives them."
+        )
+    section.lines = lines
+    return section
