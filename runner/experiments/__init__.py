@@ -27,6 +27,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
     *congestion.ANALYSES,
     conflux.CONSENSUS,
     sections.LOAD,
+    sections.PATHS,
     sections.KEEP_UP,
     sections.CPU,
 )

@@ -43,6 +43,7 @@ class Circuit:
     conflux_id: str  # the linked set it joined, "" if never linked
     guard: str = ""  # the first hop's nickname (or fingerprint), "" if unknown
     streams: int = 0  # client streams it carried
+    path: tuple[str, ...] = ()  # every hop's nickname (or fingerprint), client first
 
 
 @dataclass
@@ -58,6 +59,7 @@ class _State:
     linked_hops: int = 0
     guard: str = ""
     streams: int = 0
+    path: tuple[str, ...] = ()
 
 
 def _hops(rest: str) -> int:
@@ -66,14 +68,19 @@ def _hops(rest: str) -> int:
     return 0 if not first or "=" in first else len(first.split(","))
 
 
-def _first_hop(rest: str) -> str:
-    """The first relay of the path that follows the status word: its
-    nickname from ``$FP~nick``, else its fingerprint; "" if no path."""
+def _path(rest: str) -> tuple[str, ...]:
+    """The relays of the path that follows the status word, each by its
+    nickname from ``$FP~nick``, else its fingerprint; () if no path."""
     first = rest.split()[0] if rest.split() else ""
     if not first or "=" in first:
-        return ""
-    hop = first.split(",")[0]
-    return hop.partition("~")[2] or hop.lstrip("$")
+        return ()
+    return tuple(hop.partition("~")[2] or hop.lstrip("$") for hop in first.split(","))
+
+
+def _first_hop(rest: str) -> str:
+    """The first relay of the path that follows the status word; "" if none."""
+    path = _path(rest)
+    return path[0] if path else ""
 
 
 def _iso_to_unix(text: str) -> float:
@@ -114,6 +121,7 @@ def _apply(line: str, circuits: dict[str, _State]) -> None:
         state.linked_at = state.linked_at or now
         state.linked_hops = state.linked_hops or _hops(rest)
         state.guard = state.guard or _first_hop(rest)
+        state.path = state.path or _path(rest)
     if not built or state.status:
         return
     state.status = status
@@ -122,6 +130,7 @@ def _apply(line: str, circuits: dict[str, _State]) -> None:
     state.purpose = keywords.get("PURPOSE", "")
     state.hops = _hops(rest)
     state.guard = _first_hop(rest) or state.guard
+    state.path = _path(rest) or state.path
     state.reason = keywords.get("REASON", "")
 
 
@@ -151,6 +160,7 @@ def parse_lines(
                 s.conflux_id,
                 s.guard,
                 s.streams,
+                s.path,
             )
         elif s.conflux_id:
             # Linked before oniontrace subscribed (it waits for tor to bootstrap):
@@ -166,4 +176,5 @@ def parse_lines(
                 s.conflux_id,
                 s.guard,
                 s.streams,
+                s.path,
             )

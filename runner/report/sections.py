@@ -1,23 +1,26 @@
 """The analyses every experiment has: transfers, the relays' load and
-their CPU, and the keep-up check where a spec asks for it, each with its
-report section."""
+their CPU, the relay positions each variant's traffic runs through, and
+the keep-up check where a spec asks for it, each with its report section."""
 
 from __future__ import annotations
 
 from runner.analyses.cpu import cpu_result
 from runner.analyses.keep_up import keep_up_result
 from runner.analyses.load import load_result
+from runner.analyses.paths import paths_result
 from runner.analyses.transfers import transfers_result
 from runner.report.base import Analysis
 from runner.report.cpu import cpu_section
 from runner.report.keep_up import keep_up_section
 from runner.report.load import load_section
+from runner.report.paths import paths_section
 from runner.report.transfers import transfers_section
 from runner.spec.model import Spec
 from runner.tables import schema
 
 TRANSFERS = Analysis("transfers", (schema.TRANSFERS,), transfers_result, transfers_section)
 LOAD = Analysis("load", (schema.RELAY_LOAD,), load_result, load_section)
+PATHS = Analysis("paths", (schema.CIRCUITS, schema.RELAY_LOAD), paths_result, paths_section)
 CPU = Analysis("relay CPU", (schema.PROCESS_CPU,), cpu_result, cpu_section)
 
 

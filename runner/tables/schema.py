@@ -94,6 +94,8 @@ class CircuitRow:
     streams: int = column(default=0)
     hops: int = column(default=0)
     reason: str = column(default="")
+    # Every hop's relay, first hop first (older tables lack it: empty).
+    path: tuple[str, ...] = column(sep=" ", default=())
 
 
 @dataclass(frozen=True)
@@ -282,6 +284,7 @@ def circuit_rows(logs: RunLogs) -> Iterator[CircuitRow]:
                 conflux_id=c.conflux_id,
                 guard=c.guard,
                 streams=c.streams,
+                path=c.path,
             )
 
 

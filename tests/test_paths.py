@@ -1,0 +1,175 @@
+"""The path check (runner.analyses.paths), the circuits' paths it reads,
+and the consensus check that every relay has the flags its role needs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from runner.analyses.inputs import Inputs
+from runner.analyses.paths import (
+    PositionShare,
+    byte_shares,
+    circuit_shares,
+    path_failures,
+    paths_result,
+)
+from runner.experiments.conflux.consensus import flag_failures, needed_flags
+from runner.logs.oniontrace import parse_lines as parse_oniontrace
+from runner.tables.schema import CircuitRow, RelayLoad, RelayRow
+from tests.conftest import FIXTURES, fixture_results
+
+
+def _circuit(variant: str, host: str, path: tuple[str, ...], streams: int = 1) -> CircuitRow:
+    return CircuitRow(
+        variant,
+        1,
+        host,
+        "perf",
+        "1",
+        "BUILT",
+        1.0,
+        0.1,
+        "GENERAL",
+        "",
+        path[0],
+        streams,
+        3,
+        "",
+        path,
+    )
+
+
+def _load(variant: str, relay: str, role: str, read: int) -> RelayLoad:
+    return RelayLoad(variant, 1, relay, role, 0.1, 0.2, 1000, 60, read, read)
+
+
+def test_the_committed_pilot_fixture_fails_the_path_check(tmp_path: Path) -> None:
+    # The pilot ran under Shadow when middles never got Stable: every Conflux
+    # leg ran guard -> guard -> exit, so its middles read nothing.
+    spec, layout = fixture_results("conflux-small-pilot", tmp_path)
+    result = paths_result(Inputs(spec, layout, [], [], {}))
+    failing = {(f.split("/")[0], f.split(":")[0].split("-")[-1]) for f in result.failures}
+    assert failing == {(v, str(s)) for v in ("conflux", "confluxm") for s in range(1, 6)}
+    assert all("bytes through middle relays" in f for f in result.failures)
+    middle = {
+        (s.variant, s.seed): s.share
+        for s in result.shares
+        if s.measure == "bytes" and s.position == "middle"
+    }
+    assert middle[("plain", 1)] > 0.3 and middle[("conflux", 1)] < 0.01
+
+
+def test_a_variant_through_every_position_passes_and_one_avoiding_middles_fails() -> None:
+    positions = {
+        (v, 1): {"g1": "guard", "g2": "guard", "m1": "middle", "e1": "exit"}
+        for v in ("plain", "conflux")
+    }
+    measured = {(v, 1): [("client1", "perf")] for v in ("plain", "conflux")}
+    circuits = [
+        _circuit("plain", "client1", ("g1", "m1", "e1")),
+        _circuit("plain", "client1", ("g2", "m1", "e1")),
+        _circuit("conflux", "client1", ("g1", "m1", "e1")),
+        _circuit("conflux", "client1", ("g2", "g1", "e1")),
+        # Not counted: no stream, or not a measured client.
+        _circuit("conflux", "client1", ("g2", "g1", "e1"), streams=0),
+        _circuit("conflux", "other", ("g2", "g1", "e1")),
+    ]
+    shares = circuit_shares(circuits, measured, positions)
+    got = {(s.variant, s.position): s.share for s in shares}
+    assert got[("plain", "middle")] == 1.0 and got[("conflux", "middle")] == 0.5
+    assert path_failures(shares, [("conflux", "plain")]) == []
+    avoiding = [_circuit("conflux", "client1", ("g2", "g1", "e1"))] * 4
+    failures = path_failures(
+        circuit_shares(circuits[:2] + avoiding, measured, positions), [("conflux", "plain")]
+    )
+    assert [(f.variant, f.seed, f.measure, f.position) for f in failures] == [
+        ("conflux", 1, "circuits", "middle")
+    ]
+    assert "conflux/seed-1: 0.0% of its circuits through middle relays" in failures[0].describe()
+
+
+def test_byte_shares_and_a_position_the_reference_barely_uses() -> None:
+    loads = [
+        _load("plain", "g1", "guard", 500),
+        _load("plain", "m1", "middle", 480),
+        _load("plain", "e1", "exit", 20),  # 2%: too little to judge
+        _load("new", "g1", "guard", 1000),
+        _load("new", "m1", "middle", 0),
+        _load("new", "e1", "exit", 0),
+    ]
+    shares = byte_shares(loads)
+    assert sum(s.share for s in shares if s.variant == "plain") == 1.0
+    failures = path_failures(shares, [("new", "plain")])
+    assert [(f.position, f.share) for f in failures] == [("middle", 0.0)]
+
+
+def test_a_run_without_a_table_is_not_taken_for_an_avoided_position() -> None:
+    shares = [PositionShare("plain", 1, "circuits", "middle", 0.9, 10)]
+    assert path_failures(shares, [("new", "plain")]) == []
+
+
+def test_circuits_keep_every_hop_of_their_path() -> None:
+    with (FIXTURES / "oniontrace-conflux-client.stdout").open() as lines:
+        circuits = {c.circuit_id: c for c in parse_oniontrace(lines)}
+    general = circuits["15"]
+    assert len(general.path) == 3 and general.path[0] == general.guard == "relay4guard"
+    # Legs seen only when linking take their path from that event.
+    assert all(len(circuits[i].path) == 3 for i in "456789")
+
+
+def test_every_relay_needs_fast_and_stable_and_its_role_flag() -> None:
+    assert needed_flags("authority") == frozenset()
+    assert needed_flags("middle") == {"Fast", "Running", "Stable", "Valid"}
+    assert needed_flags("exitguard") == {"Exit", "Fast", "Guard", "Running", "Stable", "Valid"}
+    rows = [
+        RelayRow(
+            "conflux",
+            2,
+            "relay6middle",
+            "middle",
+            ("Fast", "Running", "V2Dir", "Valid"),
+            66,
+            False,
+            None,
+            None,
+        ),
+        RelayRow(
+            "conflux",
+            2,
+            "relay1exit",
+            "exit",
+            ("Exit", "Fast", "Running", "Stable", "Valid"),
+            100,
+            True,
+            None,
+            None,
+        ),
+        RelayRow("conflux", 2, "4uthority1", "authority", ("Authority",), 1, False, None, None),
+    ]
+    assert flag_failures(rows) == [
+        "conflux/seed-2: relays without the flags their role needs in the last consensus: "
+        "relay6middle (middle) lacks Stable"
+    ]
+    assert flag_failures(rows[1:]) == []
+
+
+def test_the_committed_one_authority_consensus_fails_the_flag_check() -> None:
+    from runner.logs.consensus import parse_consensus
+
+    with (FIXTURES / "cached-consensus-1-authority").open() as lines:
+        rows = [
+            RelayRow(
+                "v",
+                1,
+                r.nickname,
+                "middle" if "middle" in r.nickname else "",
+                tuple(r.flags),
+                r.bandwidth,
+                r.measured,
+                None,
+                None,
+            )
+            for r in parse_consensus(lines)
+        ]
+    failures = flag_failures(rows)
+    assert len(failures) == 1 and "relay6middle (middle) lacks Stable" in failures[0]
