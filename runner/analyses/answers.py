@@ -32,7 +32,13 @@ from runner.analyses.client_bandwidth import ClientBandwidth, per_client
 from runner.analyses.power import Target, seeds_to_decisive
 from runner.analyses.rounds import Round, class_phases, rounds
 from runner.analyses.sequential import SequentialDesign
-from runner.analyses.stats import ClientQuantile, Estimate, paired_change
+from runner.analyses.stats import (
+    ClientQuantile,
+    Estimate,
+    PairedChange,
+    interaction_change,
+    paired_change,
+)
 from runner.analyses.transfers import METRICS
 from runner.layout import Layout
 from runner.manifest import run_cpu_seconds
@@ -133,6 +139,31 @@ def per_seed_samples(
     return by_client, ClientQuantile(q)
 
 
+def seed_samples(h: Hypothesis, samples: dict[tuple[str, int], Any]) -> list[tuple[Any, ...]]:
+    """Per seed the variant ran: the values of each variant the hypothesis
+    reads, in the order of ``h.variants`` as a ratio takes them (variant,
+    reference, and for an interaction its variant and reference)."""
+    order = (h.variant, h.reference, *(h.interaction or ()))
+    return [
+        tuple(samples.get((name, seed), []) for name in order)
+        for (variant, seed) in sorted(samples)
+        if variant == h.variant
+    ]
+
+
+def seed_change(
+    h: Hypothesis,
+    seeds: Sequence[tuple[Any, ...]],
+    statistic: Callable[[Any], float],
+    critical: float | None = None,
+) -> PairedChange:
+    """The hypothesis's change from ``seed_samples``: a plain ratio or an
+    interaction of two."""
+    if h.interaction is not None:
+        return interaction_change([(a, b, c, d) for a, b, c, d in seeds], statistic, critical)
+    return paired_change([(a, b) for a, b in seeds], statistic, critical)
+
+
 def answer(
     h: Hypothesis,
     transfers: Iterable[TransferRow],
@@ -144,17 +175,13 @@ def answer(
     """``design``: the seeds ran in rounds of this design, ``seeds_ran`` of
     them so far; the interval is that look's repeated confidence interval."""
     samples, statistic = per_seed_samples(h, transfers, bandwidths, rounds)
-    seeds = [
-        (values, samples.get((h.reference, seed), []))
-        for (variant, seed), values in sorted(samples.items())
-        if variant == h.variant
-    ]
-    paired = sum(1 for v, r in seeds if len(v) and len(r))
+    seeds = seed_samples(h, samples)
+    paired = sum(1 for sides in seeds if all(len(side) for side in sides))
     look = critical = None
     if design is not None and paired >= 2:
         look = design.look_of(seeds_ran if seeds_ran is not None else paired)
         critical = design.t_critical(look, paired)
-    change = paired_change(seeds, statistic, critical)
+    change = seed_change(h, seeds, statistic, critical)
     estimate, boot = change.estimate, change.bootstrap
     found = verdict(estimate, h) if estimate.n >= MIN_INTERVAL_SEEDS else UNDETERMINED
     needed = (
@@ -169,7 +196,7 @@ def cpu_hours(spec: Spec, layout: Layout, a: Answer) -> float | None:
     """The CPU-hours of the runs behind an answer (its variant's and its
     reference's, at every seed in use); None if a run did not record them."""
     total = 0.0
-    for variant in (a.hypothesis.variant, a.hypothesis.reference):
+    for variant in a.hypothesis.variants:
         for seed in spec.seeds_of(variant):
             run_dir = layout.run_dir(variant, seed)
             if not run_dir.is_dir():
@@ -200,8 +227,8 @@ def answers(spec: Spec, layout: Layout, transfers: list[TransferRow]) -> list[An
 
 
 def shared_seeds(spec: Spec, h: Hypothesis) -> set[int]:
-    """The seeds a hypothesis's variant and reference both ran at: its look."""
-    return set(spec.seeds_of(h.variant)) & set(spec.seeds_of(h.reference))
+    """The seeds every variant a hypothesis reads ran at: its look."""
+    return set.intersection(*(set(spec.seeds_of(v)) for v in h.variants))
 
 
 def answer_record(a: Answer, cpu: float | None) -> dict[str, Any]:
@@ -212,6 +239,7 @@ def answer_record(a: Answer, cpu: float | None) -> dict[str, Any]:
         "hypothesis": h.name,
         "variant": h.variant,
         "reference": h.reference,
+        "interaction": list(h.interaction) if h.interaction else None,
         "metric": h.metric,
         "class": h.cls,
         "size_bytes": h.size,

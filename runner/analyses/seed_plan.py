@@ -37,7 +37,12 @@ from typing import Any
 
 import numpy as np
 
-from runner.analyses.answers import hypothesis_rounds, per_seed_samples
+from runner.analyses.answers import (
+    hypothesis_rounds,
+    per_seed_samples,
+    seed_change,
+    seed_samples,
+)
 from runner.analyses.client_bandwidth import ClientBandwidth
 from runner.analyses.plan_load import (
     busiest_by_role,
@@ -98,8 +103,17 @@ def spread(
     bandwidths: Sequence[ClientBandwidth],
     rounds: Sequence[Round] = (),
 ) -> Spread | None:
-    """The parts of one hypothesis's spread; None under two paired seeds."""
+    """The parts of one hypothesis's spread; None under two paired seeds.
+    An interaction's spread is its seeds' spread alone (no part is split off
+    for clients or transfers)."""
     samples, statistic = per_seed_samples(h, transfers, bandwidths, rounds)
+    if h.interaction is not None:
+        ratios = seed_change(h, seed_samples(h, samples), statistic).ratios
+        logs_ = [math.log(r) for r in ratios]
+        if len(logs_) < 2:
+            return None
+        var = float(np.var(logs_, ddof=1))
+        return Spread(h.name, len(logs_), float(np.mean(logs_)), var, None, None, var)
     rng = np.random.default_rng(0)
     logs, client_parts, transfer_parts = [], [], []
     per_client = True
@@ -449,7 +463,7 @@ def pilot_hypotheses(pilot: Spec, planned: Spec) -> tuple[Hypothesis, ...]:
     own = {h.name: h for h in pilot.hypotheses}
     chosen = []
     for h in planned.hypotheses:
-        if {h.variant, h.reference} <= ran:
+        if set(h.variants) <= ran:
             chosen.append(h)
         elif h.name in own:
             chosen.append(own[h.name])

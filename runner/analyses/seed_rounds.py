@@ -69,7 +69,7 @@ def needed_variants(spec: Spec, found: list[Answer]) -> set[str]:
 def variants_compared(spec: Spec, hypotheses: Iterable[Hypothesis]) -> set[str]:
     """The variants ``hypotheses`` compare, with the variants theirs take
     measured parameters from (run on the same seed, first)."""
-    names = {name for h in hypotheses for name in (h.variant, h.reference)}
+    names = {name for h in hypotheses for name in h.variants}
     pending = list(names)
     while pending:
         for measured in spec.variant(pending.pop()).consensus_from.values():

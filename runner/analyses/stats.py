@@ -213,6 +213,26 @@ def paired_change(
     return PairedChange(ratio_change_ci(ratios, critical=critical), boot, ratios)
 
 
+def interaction_change(
+    per_seed: Sequence[tuple[Any, Any, Any, Any]],
+    statistic: Callable[[Any], float],
+    critical: float | None = None,
+) -> PairedChange:
+    """The change of one ratio against another on the same seeds: from
+    (variant, reference, other variant, other reference) values per seed,
+    (variant / reference) / (other variant / other reference). Seeds where
+    any is empty or not positive are left out; the interval is taken over
+    the seeds' log ratios as for a plain change (no bootstrap)."""
+    ratios = []
+    for quad in per_seed:
+        if any(len(values) == 0 for values in quad):
+            continue
+        a, b, c, d = (statistic(values) for values in quad)
+        if min(a, b, c, d) > 0:
+            ratios.append((a / b) / (c / d))
+    return PairedChange(ratio_change_ci(ratios, critical=critical), None, ratios)
+
+
 def quantile(values: Sequence[float], q: float) -> float:
     if len(values) == 0:
         return float("nan")

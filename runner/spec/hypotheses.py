@@ -10,6 +10,9 @@
         quantile: 0.5                # of ttfb/ttlb per seed (default: the median)
         expect: decrease             # or increase
         smallest_change: 10%         # the smallest change that would matter
+        interaction:                 # optional: the change is (variant / reference)
+          variant: new2              # divided by (new2 / stock) on the same seed,
+          reference: stock           # e.g. "a third leg adds less than the second"
 
 Each is answered in the report's "Answers" section (runner/analyses/answers.py).
 """
@@ -37,7 +40,7 @@ TRANSFER_METRICS = ("ttfb", "ttlb", "after_first_byte", "goodput")
 QUANTILE_METRICS = ("ttfb", "ttlb", "after_first_byte")
 DIRECTIONS = ("decrease", "increase")
 REQUIRED = ("name", "variant", "reference", "metric", "expect", "smallest_change")
-OPTIONAL = ("class", "size", "quantile", "phase", "why")
+OPTIONAL = ("class", "size", "quantile", "phase", "why", "interaction")
 
 
 @dataclass(frozen=True)
@@ -53,10 +56,18 @@ class Hypothesis:
     quantile: float = 0.5
     phase: str | None = None  # round_completion: one phase of the rounds
     why: str = ""
+    # (variant, reference) of the ratio this hypothesis's ratio is divided by,
+    # seed by seed: an interaction of two changes; None: a plain change.
+    interaction: tuple[str, str] | None = None
 
     @property
     def direction(self) -> int:
         return -1 if self.expect == "decrease" else 1
+
+    @property
+    def variants(self) -> tuple[str, ...]:
+        """Every variant whose runs the hypothesis reads, each once."""
+        return tuple(dict.fromkeys((self.variant, self.reference, *(self.interaction or ()))))
 
     def describe(self) -> str:
         where = self.cls or "all clients"
@@ -71,10 +82,27 @@ class Hypothesis:
                 f"{'median' if self.quantile == 0.5 else f'p{self.quantile * 100:g}'} {self.metric}"
             )
         )
+        if self.interaction is not None:
+            other = f"{self.interaction[0]} vs {self.interaction[1]}"
+            return (
+                f"({self.variant} vs {self.reference}) / ({other}): the ratio of {what} "
+                f"({where}) should {self.expect} by at least {self.smallest_change:.0%}"
+            )
         return (
             f"{self.variant} vs {self.reference}: {what} ({where}) should {self.expect} "
             f"by at least {self.smallest_change:.0%}"
         )
+
+
+def _interaction(value: Any, where: Where, variants: list[str]) -> tuple[str, str]:
+    """The pair of variants whose ratio a hypothesis's ratio is divided by."""
+    item = mapping_with_keys(value, where, ("variant", "reference"), ())
+    for key in ("variant", "reference"):
+        if item[key] not in variants:
+            raise where.child(key).error(f"unknown variant {item[key]!r} (variants: {variants})")
+    if item["variant"] == item["reference"]:
+        raise where.child("reference").error("expected a variant other than `variant`")
+    return (str(item["variant"]), str(item["reference"]))
 
 
 def parse_hypotheses(
@@ -133,6 +161,13 @@ def parse_hypotheses(
                 if "phase" in item
                 else None,
                 why=str(item.get("why", "")).strip(),
+                interaction=_interaction(item["interaction"], at.child("interaction"), variants)
+                if "interaction" in item
+                else None,
             )
         )
+        if result[-1].interaction == (result[-1].variant, result[-1].reference):
+            raise at.child("interaction").error(
+                "expected another pair than variant and reference (their ratio over itself is 1)"
+            )
     return tuple(result)
