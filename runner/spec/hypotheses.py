@@ -10,8 +10,13 @@
         quantile: 0.5                # of ttfb/ttlb per seed (default: the median)
         expect: decrease             # or increase
         smallest_change: 10%         # the smallest change that would matter
+        claim: {id: C1, figure: "Table I, 10 MB", change: -25.4%, reading: time}
+        # or, for a question no paper states:
+        # extension: why this is the project's own question
 
-Each is answered in the report's "Answers" section (runner/analyses/answers.py).
+Each is answered in the report's "Answers" section (runner/analyses/answers.py),
+and each claim beside the paper's number in its "Claims" section
+(runner/spec/claims.py).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runner.params import Param, Where, mapping_with_keys
+from runner.spec.claims import Claim, in_reading, parse_claim, parse_extension
 from runner.units import human_size
 
 # metric -> what it is, per seed; the change is variant / reference per seed.
@@ -37,7 +43,7 @@ TRANSFER_METRICS = ("ttfb", "ttlb", "after_first_byte", "goodput")
 QUANTILE_METRICS = ("ttfb", "ttlb", "after_first_byte")
 DIRECTIONS = ("decrease", "increase")
 REQUIRED = ("name", "variant", "reference", "metric", "expect", "smallest_change")
-OPTIONAL = ("class", "size", "quantile", "phase", "why")
+OPTIONAL = ("class", "size", "quantile", "phase", "why", "claim", "extension")
 
 
 @dataclass(frozen=True)
@@ -53,10 +59,21 @@ class Hypothesis:
     quantile: float = 0.5
     phase: str | None = None  # round_completion: one phase of the rounds
     why: str = ""
+    # The published claim it tests, or why it is the project's own question.
+    claim: Claim | None = None
+    extension: str = ""
 
     @property
     def direction(self) -> int:
         return -1 if self.expect == "decrease" else 1
+
+    @property
+    def paper_change(self) -> float | None:
+        """The paper's number in this hypothesis's reading (a fraction);
+        None for an extension or a qualitative claim."""
+        if self.claim is None or self.claim.change is None or self.claim.reading is None:
+            return None
+        return in_reading(self.claim.change, self.claim.reading, self.metric)
 
     def describe(self) -> str:
         where = self.cls or "all clients"
@@ -133,6 +150,21 @@ def parse_hypotheses(
                 if "phase" in item
                 else None,
                 why=str(item.get("why", "")).strip(),
+                **_claim_or_extension(item, at),
             )
         )
     return tuple(result)
+
+
+def _claim_or_extension(item: dict[str, Any], at: Where) -> dict[str, Any]:
+    """Exactly one of ``claim:`` and ``extension:``, as Hypothesis fields."""
+    if ("claim" in item) == ("extension" in item):
+        given = "both" if "claim" in item else "neither"
+        raise at.error(
+            "expected exactly one of `claim:` (the published claim the hypothesis tests: "
+            "{id, figure, change, reading}) and `extension:` (why it is the project's own "
+            f"question), got {given}"
+        )
+    if "claim" in item:
+        return {"claim": parse_claim(item["claim"], at.child("claim"))}
+    return {"extension": parse_extension(item["extension"], at.child("extension"))}
