@@ -4,17 +4,31 @@ the project's."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from runner.analyses.answers import (
+    SUPPORTED,
+    UNDETERMINED,
+    Answer,
+    answer_record,
+    spec_records,
+    verdict,
+)
+from runner.analyses.stats import Estimate
 from runner.errors import SpecError
 from runner.experiments import load_spec, parse_spec
 from runner.network.backends import SHADOW
 from runner.network.identity import spec_parts
-from runner.spec.claims import in_reading
-from tests.conftest import CI_SMALL, ROOT
+from runner.report.answers import answers_section
+from runner.report.claims import claims_body, claims_section
+from runner.spec.claims import Claim, ClaimsLedger, in_reading
+from runner.spec.hypotheses import Hypothesis
+from tests.conftest import CI_SMALL, ROOT, fixture_report
 
 
 def _ci_small() -> dict[str, Any]:
@@ -167,3 +181,152 @@ def test_the_paper_number_in_the_hypothesis_reading(
 ) -> None:
     assert in_reading(change, reading, metric) == pytest.approx(expected)
     assert round(in_reading(0.48, "throughput", "ttlb") * 100, 1) == -32.4
+
+
+# The Claims table, from the records answers.json holds.
+
+LEDGER = ClaimsLedger(
+    paper="Conflux",
+    tested={"C1": "Conflux shortens downloads", "M3": "five downloads finish faster"},
+    not_tested={"C4": "no tail hypothesis"},
+)
+CONFLUX_10MB = Claim("C1", "Table I, 10 MB", -0.254, "time")
+
+
+def _hypothesis(claim: Claim | None = CONFLUX_10MB, **changes: Any) -> Hypothesis:
+    fields: dict[str, Any] = {
+        "name": "conflux-shortens-10mb",
+        "variant": "conflux",
+        "reference": "plain",
+        "metric": "ttlb",
+        "expect": "decrease",
+        "smallest_change": 0.10,
+        "cls": "perf",
+        "size": 10_000_000,
+        "claim": claim,
+        "extension": "" if claim else "the project's own question",
+    }
+    return Hypothesis(**(fields | changes))
+
+
+def _record(h: Hypothesis, low: float, high: float, n: int = 5) -> dict[str, Any]:
+    """The answers.json record of an answer with this interval, read back."""
+    estimate = Estimate((low + high) / 2, low, high, n)
+    found = verdict(estimate, h) if n >= 3 else UNDETERMINED
+    record = answer_record(Answer(h, estimate, found, critical=2.78), 0.5, LEDGER)
+    loaded: dict[str, Any] = json.loads(json.dumps(record))
+    return loaded
+
+
+def _row(record: dict[str, Any]) -> str:
+    (line,) = [
+        x for x in claims_body([record], LEDGER) if x.startswith("| C") or x.startswith("| M")
+    ]
+    return line
+
+
+def test_the_claims_table_puts_the_paper_number_beside_the_project_interval() -> None:
+    h = _hypothesis()
+    inside = _record(h, -0.40, -0.16)
+    assert inside["claim"] == {
+        "id": "C1",
+        "claim": "Conflux shortens downloads",
+        "figure": "Table I, 10 MB",
+        "paper_change": -0.254,
+        "paper_reading": "time",
+        "reading": "time",
+        "paper_change_in_reading": -0.254,
+        "inside_interval": True,
+    }
+    assert inside["extension"] is None
+    assert _row(inside) == (
+        "| C1 | Conflux shortens downloads | conflux-shortens-10mb | Table I, 10 MB: -25.4% "
+        "| -28.0% [-40.0, -16.0] | supported | yes |"
+    )
+    outside = _record(h, -0.20, -0.02)
+    assert outside["claim"]["inside_interval"] is False
+    assert _row(outside).endswith("| -11.0% [-20.0, -2.0] | undetermined | no |")
+
+
+def test_a_throughput_claim_is_read_as_a_time_and_says_so() -> None:
+    claim = Claim("M3", "five concurrent downloads, 5 circuits vs 1", 0.48, "throughput")
+    h = _hypothesis(claim, name="n5-download", metric="round_completion", size=None, cls=None)
+    record = _record(h, -0.40, -0.30)
+    assert record["claim"]["paper_change_in_reading"] == pytest.approx(1 / 1.48 - 1)
+    assert _row(record) == (
+        "| M3 | five downloads finish faster | n5-download | five concurrent downloads, "
+        "5 circuits vs 1: -32.4% (the paper's +48.0% throughput) | -35.0% [-40.0, -30.0] "
+        "| supported | yes |"
+    )
+
+
+def test_qualitative_claims_and_too_few_seeds_have_no_inside() -> None:
+    qualitative = _record(_hypothesis(Claim("C1", "Table I")), -0.40, -0.16)
+    assert qualitative["claim"]["inside_interval"] is None
+    assert "| Table I: qualitative | -28.0% [-40.0, -16.0] | supported | - |" in _row(qualitative)
+    few = _record(_hypothesis(), -0.40, -0.16, n=2)
+    assert few["claim"]["inside_interval"] is None
+    assert _row(few).endswith("| -28.0% (no interval) | too few seeds (2) | - |")
+
+
+def test_the_claims_and_answers_sections_print_one_interval_text() -> None:
+    h = _hypothesis()
+    estimate = Estimate(-0.28, -0.40, -0.16, 5)
+    a = Answer(h, estimate, SUPPORTED, critical=3.5, look=1)
+    answers_row = [x for x in answers_section([a]) if x.startswith("| conflux")][0]
+    record = json.loads(json.dumps(answer_record(a, None, LEDGER)))
+    text = "-28.0% [-40.0, -16.0] (look 2, t = 3.50)"
+    assert f"| {text} |" in answers_row and f"| {text} |" in _row(record)
+
+
+def test_the_claims_section_lists_what_the_spec_cannot_test_and_its_extensions() -> None:
+    records = [
+        _record(_hypothesis(), -0.40, -0.16),
+        _record(_hypothesis(None, name="own"), -0.1, 0),
+    ]
+    lines = claims_section(records, LEDGER)
+    assert lines[:2] == ["## Claims", ""] and lines[2].endswith("The paper: Conflux.")
+    assert lines[-3:] == [
+        "Not tested here: C4 (no tail hypothesis).",
+        "",
+        "Extensions, the project's own questions: own.",
+    ]
+    assert claims_section([], None) == []
+
+
+def test_a_hypothesis_without_answers_is_not_run() -> None:
+    spec = load_spec(CI_SMALL)
+    (record,) = spec_records(spec, None)
+    assert "verdict" not in record and record["claim"]["id"] == "C1"
+    assert _row(record) == (
+        "| C1 | Conflux (2 legs) shortens downloads against Tor | conflux-shortens-5mib "
+        "| Table I, 5 MB: -56.7% | not run | - | - |"
+    )
+    # An answer to an earlier form of the hypothesis does not answer it.
+    earlier = _record(
+        _hypothesis(name="conflux-shortens-5mib", claim=spec.hypotheses[0].claim), -0.6, -0.5
+    )
+    (record,) = spec_records(spec, [earlier])
+    assert "verdict" not in record
+
+
+def test_the_report_opens_with_the_claims_and_answers_json_holds_them(tmp_path: Path) -> None:
+    report = fixture_report("conflux-small-pilot", tmp_path)
+    text = report.read_text()
+    assert text.index("## Claims") < text.index("## Answers") < text.index("## Variants")
+    page = (report.parent / "report.html").read_text()
+    assert page.index("<h2>Claims</h2>") < page.index("<table>") < page.index("<h2>Answers</h2>")
+    records = json.loads((report.parent.parent / "answers.json").read_text())
+    by_name = {r["hypothesis"]: r for r in records}
+    claim = by_name["confluxm-shortens-10mb-further"]["claim"]
+    assert (claim["id"], claim["figure"], claim["paper_change"]) == (
+        "C2",
+        "Table I, ConfluxM, 10 MB",
+        -0.244,
+    )
+    assert claim["inside_interval"] is True  # the pilot's interval is wide
+    after = by_name["conflux-shortens-10mb-after-first-byte"]
+    assert after["claim"] is None and "first byte" in after["extension"]
+    # The table in the report is the one answers.json gives.
+    spec = load_spec(ROOT / "tests" / "fixtures" / "conflux-small-pilot" / "spec.yaml")
+    assert "\n".join(claims_body(spec_records(spec, records), spec.claims)) in text
