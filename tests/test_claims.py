@@ -5,6 +5,7 @@ the project's."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -20,15 +21,17 @@ from runner.analyses.answers import (
     verdict,
 )
 from runner.analyses.stats import Estimate
+from runner.cli import main
 from runner.errors import SpecError
-from runner.experiments import load_spec, parse_spec
+from runner.experiments import ANALYSES, load_spec, parse_spec
 from runner.network.backends import SHADOW
 from runner.network.identity import spec_parts
 from runner.report.answers import answers_section
+from runner.report.assemble import write_report
 from runner.report.claims import claims_body, claims_section
 from runner.spec.claims import Claim, ClaimsLedger, in_reading
 from runner.spec.hypotheses import Hypothesis
-from tests.conftest import CI_SMALL, ROOT, fixture_report
+from tests.conftest import CI_SMALL, FIXTURES, ROOT, fixture_report, fixture_results
 
 
 def _ci_small() -> dict[str, Any]:
@@ -330,3 +333,74 @@ def test_the_report_opens_with_the_claims_and_answers_json_holds_them(tmp_path: 
     # The table in the report is the one answers.json gives.
     spec = load_spec(ROOT / "tests" / "fixtures" / "conflux-small-pilot" / "spec.yaml")
     assert "\n".join(claims_body(spec_records(spec, records), spec.claims)) in text
+
+
+# `runner claims`: docs/claims.md from every config and its latest answers.
+
+
+def _claims_page(tmp_path: Path, results: Path) -> str:
+    configs = tmp_path / "configs"
+    configs.mkdir(exist_ok=True)
+    shutil.copy(FIXTURES / "conflux-small-pilot" / "spec.yaml", configs / "conflux-small.yaml")
+    shutil.copy(CI_SMALL, configs / "ci-small.yaml")
+    out = tmp_path / "docs" / "claims.md"
+    argv = ["claims", "--configs", str(configs), "--results", str(results), "--out", str(out)]
+    assert main(argv) == 0
+    assert [p.name for p in out.parent.iterdir()] == ["claims.md"]  # renamed into place
+    return out.read_text()
+
+
+def test_runner_claims_writes_each_experiments_claims_beside_its_answers(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    spec, layout = fixture_results("conflux-small-pilot", results)
+    report = write_report(spec, layout, ANALYSES).path.read_text()
+    page = _claims_page(tmp_path, results)
+    assert page.startswith("# Published claims and the project's answers\n")
+    assert "Written by `make claims` (`python -m runner claims`)" in page
+    conflux = page.split("## conflux-small\n")[1]
+    assert f"Results: `{layout.data_json('answers')}`." in conflux
+    # The rows are the report's own.
+    rows = [line for line in report.split("## Answers")[0].splitlines() if line.startswith("| C")]
+    assert len(rows) == 3 and all(row in conflux for row in rows)
+    assert "Not tested here: C3 (no hypothesis compares ConfluxM with plain Tor);" in conflux
+    assert "Extensions, the project's own questions: conflux-shortens-10mb-after-first-byte." in (
+        conflux
+    )
+    ci_small = page.split("## ci-small\n")[1].split("## conflux-small")[0]
+    assert "Results: not run (no `" in ci_small
+    assert (
+        "| C1 | Conflux (2 legs) shortens downloads against Tor | conflux-shortens-5mib "
+        "| Table I, 5 MB: -56.7% | not run | - | - |"
+    ) in ci_small
+
+
+def test_runner_claims_reads_the_local_backends_answers_too(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    spec, layout = fixture_results("conflux-small-pilot", results)
+    write_report(spec, layout, ANALYSES)
+    local = results / "conflux-small-local"
+    layout.experiment_dir.rename(local)
+    page = _claims_page(tmp_path, results)
+    assert f"Results: `{local / 'answers.json'}`." in page
+    assert "| -28.3% [-72.7, +88.4] (look 1, t = 6.07) | undetermined | yes |" in page
+    (local / "answers.json").write_text("{not json")
+    page = _claims_page(tmp_path, results)
+    assert "does not read as JSON" in page and "| not run | - | - |" in page
+
+
+def test_the_committed_claims_page_has_every_configs_hypotheses() -> None:
+    page = (ROOT / "docs" / "claims.md").read_text()
+    for path in sorted((ROOT / "configs").glob("*.yaml")):
+        spec = load_spec(path)
+        section = page.split(f"\n## {spec.name}\n")[1].split("\n## ")[0]
+        assert f"`configs/{path.name}`" in section
+        for h in spec.hypotheses:
+            assert f"| {h.name} |" in section or f" {h.name}" in section, (spec.name, h.name)
+
+
+def test_the_docs_name_the_spec_keys_and_link_the_page() -> None:
+    text = (ROOT / "docs" / "spec.md").read_text()
+    for key in ("claim:", "extension:", "claims:", "not_tested", "reading", "figure"):
+        assert key in text, key
+    assert "(docs/claims.md)" in (ROOT / "README.md").read_text()
+    assert "make claims" in (ROOT / "Makefile").read_text()

@@ -112,16 +112,15 @@ PAGE_INTRO = (
 
 
 def claims_page(
-    experiments: Sequence[tuple[str, ClaimsLedger | None, list[dict[str, Any]], str]],
+    experiments: Sequence[tuple[str, str, ClaimsLedger | None, list[dict[str, Any]], str]],
 ) -> str:
-    """docs/claims.md: per experiment (its spec's path, its ledger, a
-    record per hypothesis and where its answers came from) its claims."""
+    """docs/claims.md: per experiment (its name, its spec's path, its
+    ledger, a record per hypothesis, where its answers came from) its
+    claims table, the claims it cannot test and its extensions."""
     lines = ["# Published claims and the project's answers", "", PAGE_INTRO, "", INTRO]
-    for path, ledger, records, source in experiments:
-        lines += ["", f"## `{path}`", ""]
-        if ledger is not None:
-            lines += [f"Paper: {ledger.paper}. Results: {source}.", ""]
-        else:
-            lines += [f"Results: {source}.", ""]
+    for name, path, ledger, records, source in experiments:
+        lines += ["", f"## {name}", ""]
+        paper = f" Paper: {ledger.paper}." if ledger is not None else ""
+        lines += [f"Spec: `{path}`.{paper} Results: {source}.", ""]
         lines += claims_body(records, ledger)
     return "\n".join(lines) + "\n"
