@@ -14,7 +14,7 @@ JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),) $(if $(BACKEND),--backend $(BACKEND),)
 	$(if $(PINNING),--pinning $(PINNING),)
 BASELINE ?= results/baselines/ci-small$(if $(filter local,$(BACKEND)),-local,).json
 
-.PHONY: help setup tools check test lint typecheck unit regress-local unit-fast generate plan experiment regress baseline bench bench-report bench-scaling tor tor-test clean
+.PHONY: help setup tools check test lint typecheck unit regress-local unit-fast generate plan experiment claims regress baseline bench bench-report bench-scaling tor tor-test clean
 
 help:
 	@echo "make setup                  install Debian packages and the Python environment"
@@ -37,6 +37,9 @@ help:
 	@echo "                            Dask cluster or Slurm (docs/clusters.md) [PINNING=...]"
 	@echo "make plan EXP=<name>        from a pilot's runs: the seeds, CPU-hours and wall time a"
 	@echo "                            decisive answer needs, per design [PILOT=n: run seeds 1..n]"
+	@echo "make claims                 write docs/claims.md: per config, the published claim each"
+	@echo "                            hypothesis tests, the paper's number beside the project's"
+	@echo "                            latest answers in results/ [RESULTS=dir]"
 	@echo "make regress                re-run ci-small and check it against results/baselines/"
 	@echo "make baseline               re-write results/baselines/ci-small.json from a fresh run"
 	@echo "make bench                  time each phase of ci-small, one run at a time -> bench/results.md"
@@ -109,6 +112,9 @@ plan:
 
 experiment:
 	$(PY) -m runner experiment configs/$(EXP).yaml --results $(RESULTS) $(JOBS_ARG)
+
+claims:
+	$(PY) -m runner claims --results $(RESULTS)
 
 regress:
 	$(PY) -m runner regress configs/ci-small.yaml --results $(RESULTS) $(JOBS_ARG) \

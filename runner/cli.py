@@ -392,6 +392,53 @@ def cmd_regress(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def _answers_files(results: Path, name: str) -> list[Path]:
+    """Where each backend's collect and compare leave the experiment's
+    answers: results/<name>/answers.json and results/<name>-local/."""
+    from runner.layout import Layout
+    from runner.network.backends import BACKENDS
+
+    return [
+        Layout(results, BACKENDS[backend].experiment_name(name)).data_json("answers")
+        for backend in BACKEND_NAMES
+    ]
+
+
+def cmd_claims(args: argparse.Namespace) -> int:
+    """Write the page of every config's claims beside the project's answers."""
+    import json
+
+    from runner.analyses.answers import spec_records
+    from runner.experiments import load_spec
+    from runner.report.claims import claims_page
+
+    results = Path(args.results)
+    experiments = []
+    for path in sorted(Path(args.configs).glob("*.yaml")):
+        spec = load_spec(path)
+        candidates = _answers_files(results, spec.name)
+        present = [c for c in candidates if c.is_file()]
+        # The latest collected results, of either backend.
+        latest = max(present, key=lambda c: c.stat().st_mtime) if present else None
+        found = None
+        source = "not run (no " + " or ".join(f"`{c}`" for c in candidates) + ")"
+        if latest is not None:
+            try:
+                found = json.loads(latest.read_text())
+                source = f"`{latest}`"
+            except (OSError, ValueError) as exc:
+                source = f"not run ({latest} does not read as JSON: {exc})"
+        experiments.append((spec.name, str(path), spec.claims, spec_records(spec, found), source))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")  # renamed into place: never half a page
+    tmp.write_text(claims_page(experiments))
+    os.replace(tmp, out)
+    answered = sum(1 for e in experiments if not e[4].startswith("not run"))
+    print(f"wrote {out}: {len(experiments)} experiments, {answered} with collected answers")
+    return 0
+
+
 def _size_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-hosts",
@@ -523,6 +570,15 @@ def build_parser() -> argparse.ArgumentParser:
     with_spec("compare", "write the report from the collected tables").set_defaults(
         func=cmd_compare
     )
+    claims = sub.add_parser(
+        "claims",
+        help="write docs/claims.md: per config, the published claim each hypothesis tests, "
+        "the paper's number beside the project's latest answers",
+    )
+    claims.add_argument("--configs", default="configs", help="the specs (default: configs)")
+    claims.add_argument("--results", default="results", help="results root (default: results)")
+    claims.add_argument("--out", default="docs/claims.md", help="default: docs/claims.md")
+    claims.set_defaults(func=cmd_claims)
     return parser
 
 

@@ -105,6 +105,7 @@ def congestion_tree(comparisons: list[list[str]]) -> dict[str, Any]:
     data["baseline"] = comparisons[0][1]
     data["comparisons"] = comparisons
     data.pop("hypotheses", None)  # they name variants left out
+    data.pop("claims", None)  # the claims they tested
     data["workloads"]["bulk"]["params"]["sizes"] = ["1 MiB"]
     data["checks"] = {"min_completion": 0.0}  # no load check: its variants are left out
     return data
@@ -126,6 +127,7 @@ def mctor_variants(names: dict[str, str]) -> dict[str, Any]:
     data["baseline"] = next(iter(names))
     data.pop("comparisons", None)
     data.pop("hypotheses", None)  # they name variants left out
+    data.pop("claims", None)  # the claims they tested
     data["checks"]["min_rounds_per_phase"] = 0
     return data
 

@@ -84,23 +84,12 @@ def test_a_spec_states_an_interaction_and_bad_ones_are_refused() -> None:
         "smallest_change": "5%",
         "extension": "a test",
     }
-    try:
-        (h,) = parse_hypotheses(
-            [base | {"interaction": {"variant": "conflux", "reference": "plain"}}],
-            where,
-            VARIANTS,
-            ["perf"],
-        )
-    except SpecError as exc:  # before the claims ledger, `extension` is unknown
-        if "extension" not in str(exc):
-            raise
-        base.pop("extension")
-        (h,) = parse_hypotheses(
-            [base | {"interaction": {"variant": "conflux", "reference": "plain"}}],
-            where,
-            VARIANTS,
-            ["perf"],
-        )
+    (h,) = parse_hypotheses(
+        [base | {"interaction": {"variant": "conflux", "reference": "plain"}}],
+        where,
+        VARIANTS,
+        ["perf"],
+    )
     assert h.interaction == ("conflux", "plain")
     for bad, key in (
         ({"variant": "nope", "reference": "plain"}, "interaction.variant"),

@@ -113,6 +113,7 @@ def _spec(keep_up: list[dict[str, Any]]) -> Spec:
     }
     data["baseline"] = "ref"
     data.pop("hypotheses", None)
+    data.pop("claims", None)  # the claims they tested
     data.pop("comparisons", None)
     data["checks"] = {"min_completion": 0.5, "keep_up": keep_up}
     return parse_spec(data, "keep-up.yaml")

@@ -19,6 +19,7 @@ def _spec(variants: dict[str, object]) -> Spec:
     data["baseline"] = next(iter(variants))
     data.pop("comparisons", None)
     data.pop("hypotheses", None)
+    data.pop("claims", None)  # the claims they tested
     return parse_spec(data, "mixing.yaml")
 
 

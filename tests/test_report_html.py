@@ -39,13 +39,16 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return fixture_report("tortoise-small", tmp_path_factory.mktemp("html")).parent
 
 
-def test_the_page_is_self_contained_and_opens_with_the_answers(report: Path) -> None:
+def test_the_page_is_self_contained_and_opens_with_the_claims_and_answers(report: Path) -> None:
     page = (report / "report.html").read_text()
     plots = len(re.findall(r"!\[", (report / "report.md").read_text()))
     assert plots > 0 and page.count('src="data:image/png;base64,') == plots
     assert not re.search(r'(src|href)="(?!data:|#)', page), "a reference outside the page"
     assert page.index("<h2>Answers</h2>") < page.index("<h2>Variants</h2>")
-    assert page.index("<h2>Answers</h2>") < page.index("<table>")
+    # The claims table first, then the answers, before any other table.
+    assert page.index("<h2>Claims</h2>") < page.index("<table>") < page.index("<h2>Answers</h2>")
+    tables = page.split("<h2>Variants</h2>")[0].count("<table>")
+    assert tables == 2
     assert page.rstrip().endswith("</html>") and "<h2>Spec and versions</h2>" in page
     assert "limit-slows-bulk" in page.split("<h2>Spec and versions</h2>")[1]  # the spec
 

@@ -24,6 +24,7 @@ def _spec(seeds: Any, hypotheses: bool = True) -> Spec:
     data["seeds"] = seeds
     if not hypotheses:
         del data["hypotheses"]
+        del data["claims"]  # the claims they tested
     return parse_spec(data, "x.yaml")
 
 

@@ -43,6 +43,7 @@ def test_markov_background_clients_load_the_relays(tmp_path: Path) -> None:
     }
     data["baseline"] = "quiet"
     data.pop("hypotheses")
+    data.pop("claims", None)  # the claims they tested
     data["checks"] = {"min_completion": 0.0, "load": {"relays": ["0%", "100%"]}}
     exp, report = run_experiment(data, tmp_path)
 
@@ -78,6 +79,7 @@ def test_cross_traffic_fills_the_middles_links(tmp_path: Path) -> None:
     data["variants"] = {"quiet": conflux_off | {"cross_flows": 0}, "crossed": conflux_off}
     data["baseline"] = "quiet"
     data.pop("hypotheses")
+    data.pop("claims", None)  # the claims they tested
     data["checks"] = {"min_completion": 0.0}
     exp, _ = run_experiment(data, tmp_path)
 

@@ -59,7 +59,7 @@ def _mctor(variants: dict[str, object]) -> Spec:
     data["network"]["topology"]["params"]["packet_loss"] = {"nyc-lon": 0.0005}
     data["variants"] = variants
     data["baseline"] = next(iter(variants))
-    for key in ("comparisons", "hypotheses", "matrix"):
+    for key in ("comparisons", "hypotheses", "claims", "matrix"):
         data.pop(key, None)
     return parse_spec(data, "loss.yaml")
 

@@ -42,6 +42,7 @@ from runner.analyses.stats import (
 from runner.analyses.transfers import METRICS
 from runner.layout import Layout
 from runner.manifest import run_cpu_seconds
+from runner.spec.claims import METRIC_READINGS, ClaimsLedger
 from runner.spec.hypotheses import QUANTILE_METRICS, Hypothesis
 from runner.spec.model import Spec
 from runner.tables.schema import CLIENTS, SERVED, TransferRow
@@ -231,10 +232,8 @@ def shared_seeds(spec: Spec, h: Hypothesis) -> set[int]:
     return set.intersection(*(set(spec.seeds_of(v)) for v in h.variants))
 
 
-def answer_record(a: Answer, cpu: float | None) -> dict[str, Any]:
-    """An answer as plain data (answers.json): the hypothesis, the change
-    and its interval as fractions, the verdict and what it cost."""
-    h = a.hypothesis
+def hypothesis_fields(h: Hypothesis) -> dict[str, Any]:
+    """What a hypothesis compares, as answers.json records it."""
     return {
         "hypothesis": h.name,
         "variant": h.variant,
@@ -247,6 +246,52 @@ def answer_record(a: Answer, cpu: float | None) -> dict[str, Any]:
         "phase": h.phase,
         "expect": h.expect,
         "smallest_change": h.smallest_change,
+    }
+
+
+def claim_record(
+    h: Hypothesis, claims: ClaimsLedger | None, estimate: Estimate | None = None
+) -> dict[str, Any] | None:
+    """The published claim ``h`` tests as plain data: its id, the claim in
+    a few words (from the spec's ledger), where in the paper its number is,
+    the number as the paper gives it and in the hypothesis's reading, and
+    whether the project's interval (``estimate``, when it has one to read)
+    holds it. None for an extension."""
+    claim = h.claim
+    if claim is None:
+        return None
+    paper = h.paper_change
+    inside = None
+    if (
+        paper is not None
+        and estimate is not None
+        and estimate.n >= MIN_INTERVAL_SEEDS
+        and estimate.low is not None
+        and estimate.high is not None
+    ):
+        inside = estimate.low <= paper <= estimate.high
+    return {
+        "id": claim.id,
+        "claim": claims.tested.get(claim.id) if claims is not None else None,
+        "figure": claim.figure,
+        "paper_change": claim.change,
+        "paper_reading": claim.reading,
+        "reading": METRIC_READINGS[h.metric],
+        "paper_change_in_reading": paper,
+        "inside_interval": inside,
+    }
+
+
+def answer_record(
+    a: Answer, cpu: float | None, claims: ClaimsLedger | None = None
+) -> dict[str, Any]:
+    """An answer as plain data (answers.json): the hypothesis, the change
+    and its interval as fractions, the verdict and what it cost, and the
+    published claim it tests (``claims``: the spec's ledger) or why it is
+    the project's own question."""
+    h = a.hypothesis
+    return {
+        **hypothesis_fields(h),
         "seeds": a.estimate.n,
         "change": None if math.isnan(a.estimate.mean) else a.estimate.mean,
         "low": a.estimate.low,
@@ -256,4 +301,48 @@ def answer_record(a: Answer, cpu: float | None) -> dict[str, Any]:
         "critical_t": a.critical,
         "look": a.look,
         "cpu_hours": cpu,
+        "claim": claim_record(h, claims, a.estimate),
+        "extension": h.extension or None,
     }
+
+
+def record_estimate(record: dict[str, Any]) -> Estimate:
+    """An answers.json record's change and interval, as the answer had them."""
+    change = record.get("change")
+    return Estimate(
+        float("nan") if change is None else float(change),
+        record.get("low"),
+        record.get("high"),
+        int(record.get("seeds") or 0),
+    )
+
+
+def spec_records(spec: Spec, found: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """A record per hypothesis of ``spec`` from the answers.json records
+    ``found`` (None: none collected): an answer's record where one answers
+    the hypothesis as the spec now states it, with its claim as the spec
+    now labels it (hypotheses are not part of a run's identity, so labels
+    can change after the runs); otherwise the hypothesis and its claim
+    alone, with no ``verdict``: not run."""
+    by_name = {str(r.get("hypothesis")): r for r in found or [] if isinstance(r, dict)}
+    records = []
+    for h in spec.hypotheses:
+        fields = hypothesis_fields(h)
+        record = by_name.get(h.name)
+        if (
+            record is not None
+            and "verdict" in record
+            and all(record.get(k) == v for k, v in fields.items())
+        ):
+            records.append(
+                record
+                | {
+                    "claim": claim_record(h, spec.claims, record_estimate(record)),
+                    "extension": h.extension or None,
+                }
+            )
+        else:
+            records.append(
+                fields | {"claim": claim_record(h, spec.claims), "extension": h.extension or None}
+            )
+    return records

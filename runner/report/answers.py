@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from runner.analyses.answers import UNDETERMINED, Answer
+from runner.analyses.answers import MIN_INTERVAL_SEEDS, UNDETERMINED, Answer
 from runner.analyses.power import MAX_SEEDS
-from runner.analyses.stats import number
+from runner.analyses.stats import Estimate, number
 from runner.report.markdown import table
 
 
@@ -26,12 +26,14 @@ def _verdict_text(a: Answer) -> str:
     return a.verdict
 
 
-def _change_text(a: Answer) -> str:
-    if a.too_few:
-        return a.estimate.format(100, "%").split(" [")[0] + " (no interval)"
-    text = a.estimate.format(100, "%")
-    if a.look is not None and a.critical is not None:
-        text += f" (look {a.look + 1}, t = {a.critical:.2f})"
+def change_text(estimate: Estimate, look: int | None, critical: float | None) -> str:
+    """An answer's change with its 95% interval, as the report prints it
+    wherever it appears (the Answers and Claims sections)."""
+    if estimate.n < MIN_INTERVAL_SEEDS:
+        return estimate.format(100, "%").split(" [")[0] + " (no interval)"
+    text = estimate.format(100, "%")
+    if look is not None and critical is not None:
+        text += f" (look {look + 1}, t = {critical:.2f})"
     return text
 
 
@@ -81,7 +83,7 @@ def answers_section(
         row = [
             a.hypothesis.name,
             a.hypothesis.describe(),
-            _change_text(a),
+            change_text(a.estimate, a.look, a.critical),
             str(a.estimate.n),
             _verdict_text(a),
         ]

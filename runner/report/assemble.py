@@ -20,6 +20,7 @@ from runner.network.backends import backend_named
 from runner.network.identity import TOOLS_PART, changed_parts, spec_parts
 from runner.report.answers import answers_section
 from runner.report.base import Analysis
+from runner.report.claims import claims_section
 from runner.report.html import write_html
 from runner.report.markdown import table
 from runner.spec.model import Spec
@@ -285,14 +286,15 @@ def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) 
     head, ran = _what_ran(spec, layout, manifests, damage)
     found = answers(spec, layout, inputs.transfers)
     cpu = [cpu_hours(spec, layout, a) for a in found]
+    records = [answer_record(a, c, spec.claims) for a, c in zip(found, cpu, strict=True)]
     # The results as data, beside the tables (runner.load reads them).
-    write_json_atomic(
-        layout.data_json("answers"), [answer_record(*x) for x in zip(found, cpu, strict=True)]
-    )
+    write_json_atomic(layout.data_json("answers"), records)
     write_json_atomic(layout.data_json("checks"), checks)
     answered = answers_section(found, cpu, spec.seed_rounds is not None)
-    # The answers open the report, right after its title and description.
-    lines = [*head, *answered[1:], "", *ran]
+    # The published claims and the answers open the report, right after its
+    # title and description.
+    claimed = claims_section(records, spec.claims)
+    lines = [*head, *claimed, *([""] if claimed else []), *answered[1:], "", *ran]
     table_lines = [line for line in answered if line.startswith("|")]
     lines += ["", "## Checks"]
     for section in sections:

@@ -10,11 +10,16 @@
         quantile: 0.5                # of ttfb/ttlb per seed (default: the median)
         expect: decrease             # or increase
         smallest_change: 10%         # the smallest change that would matter
+        claim: {id: C1, figure: "Table I, 10 MB", change: -25.4%, reading: time}
+        # or, for a question no paper states:
+        # extension: why this is the project's own question
         interaction:                 # optional: the change is (variant / reference)
           variant: new2              # divided by (new2 / stock) on the same seed,
           reference: stock           # e.g. "a third leg adds less than the second"
 
-Each is answered in the report's "Answers" section (runner/analyses/answers.py).
+Each is answered in the report's "Answers" section (runner/analyses/answers.py),
+and each claim beside the paper's number in its "Claims" section
+(runner/spec/claims.py).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runner.params import Param, Where, mapping_with_keys
+from runner.spec.claims import Claim, in_reading, parse_claim, parse_extension
 from runner.units import human_size
 
 # metric -> what it is, per seed; the change is variant / reference per seed.
@@ -40,7 +46,7 @@ TRANSFER_METRICS = ("ttfb", "ttlb", "after_first_byte", "goodput")
 QUANTILE_METRICS = ("ttfb", "ttlb", "after_first_byte")
 DIRECTIONS = ("decrease", "increase")
 REQUIRED = ("name", "variant", "reference", "metric", "expect", "smallest_change")
-OPTIONAL = ("class", "size", "quantile", "phase", "why", "interaction")
+OPTIONAL = ("class", "size", "quantile", "phase", "why", "claim", "extension", "interaction")
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,9 @@ class Hypothesis:
     quantile: float = 0.5
     phase: str | None = None  # round_completion: one phase of the rounds
     why: str = ""
+    # The published claim it tests, or why it is the project's own question.
+    claim: Claim | None = None
+    extension: str = ""
     # (variant, reference) of the ratio this hypothesis's ratio is divided by,
     # seed by seed: an interaction of two changes; None: a plain change.
     interaction: tuple[str, str] | None = None
@@ -68,6 +77,14 @@ class Hypothesis:
     def variants(self) -> tuple[str, ...]:
         """Every variant whose runs the hypothesis reads, each once."""
         return tuple(dict.fromkeys((self.variant, self.reference, *(self.interaction or ()))))
+
+    @property
+    def paper_change(self) -> float | None:
+        """The paper's number in this hypothesis's reading (a fraction);
+        None for an extension or a qualitative claim."""
+        if self.claim is None or self.claim.change is None or self.claim.reading is None:
+            return None
+        return in_reading(self.claim.change, self.claim.reading, self.metric)
 
     def describe(self) -> str:
         where = self.cls or "all clients"
@@ -161,6 +178,7 @@ def parse_hypotheses(
                 if "phase" in item
                 else None,
                 why=str(item.get("why", "")).strip(),
+                **_claim_or_extension(item, at),
                 interaction=_interaction(item["interaction"], at.child("interaction"), variants)
                 if "interaction" in item
                 else None,
@@ -171,3 +189,17 @@ def parse_hypotheses(
                 "expected another pair than variant and reference (their ratio over itself is 1)"
             )
     return tuple(result)
+
+
+def _claim_or_extension(item: dict[str, Any], at: Where) -> dict[str, Any]:
+    """Exactly one of ``claim:`` and ``extension:``, as Hypothesis fields."""
+    if ("claim" in item) == ("extension" in item):
+        given = "both" if "claim" in item else "neither"
+        raise at.error(
+            "expected exactly one of `claim:` (the published claim the hypothesis tests: "
+            "{id, figure, change, reading}) and `extension:` (why it is the project's own "
+            f"question), got {given}"
+        )
+    if "claim" in item:
+        return {"claim": parse_claim(item["claim"], at.child("claim"))}
+    return {"extension": parse_extension(item["extension"], at.child("extension"))}

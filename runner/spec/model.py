@@ -20,6 +20,7 @@ from runner.datasets import RELAY_POPULATIONS, SPEED_DATA
 from runner.errors import SpecError
 from runner.params import Param, Where, check_params
 from runner.params import mapping_with_keys as _mapping
+from runner.spec.claims import ClaimsLedger, check_ledger, parse_ledger
 from runner.spec.consensus import known_consensus_params, unknown_param_message
 from runner.spec.expect import ExpectKey, parse_expect
 from runner.spec.hypotheses import Hypothesis, parse_hypotheses
@@ -275,6 +276,9 @@ class Spec:
     # The seeds of the variants that run at fewer than ``seeds`` (seed rounds
     # with ``later: hypotheses``); ``seeds`` is then every seed any variant ran.
     variant_seeds: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # The published claims the hypotheses test and those the spec cannot
+    # (runner.spec.claims); None if it names none.
+    claims: ClaimsLedger | None = None
 
     def variant(self, name: str) -> Variant:
         for variant in self.variants:
@@ -898,6 +902,7 @@ TOP_OPTIONAL = (
     "checks",
     "comparisons",
     "hypotheses",
+    "claims",
     "new_consensus_params",
 )
 
@@ -1003,6 +1008,16 @@ def parse_spec(
         classes.append(CLIENT_RELAY)
     hypotheses = parse_hypotheses(body.get("hypotheses"), top.child("hypotheses"), names, classes)
     _check_hypotheses_against_workloads(hypotheses, network, workloads, top.child("hypotheses"))
+    claims = parse_ledger(body.get("claims"), top.child("claims"))
+    check_ledger(
+        claims,
+        [
+            (top.child("hypotheses").child(i).child("claim.id"), h.claim.id)
+            for i, h in enumerate(hypotheses)
+            if h.claim is not None
+        ],
+        top.child("claims"),
+    )
     if seed_rounds is not None and not hypotheses:
         raise top.child("seeds").error(
             "seeds as {min, max, step} run until the hypotheses are decisive: state at "
@@ -1027,6 +1042,7 @@ def parse_spec(
         hypotheses=hypotheses,
         seed_rounds=seed_rounds,
         raw=body,
+        claims=claims,
     )
 
 

@@ -1,0 +1,126 @@
+"""The published claims the hypotheses test, the paper's number beside the
+project's: the report's "Claims" section and docs/claims.md (`runner
+claims`), both from answers.json records (runner.analyses.answers)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from runner.analyses.answers import MIN_INTERVAL_SEEDS, record_estimate
+from runner.analyses.stats import number
+from runner.report.answers import change_text
+from runner.report.markdown import table
+from runner.spec.claims import ClaimsLedger
+
+HEADER = [
+    "claim",
+    "the claim",
+    "hypothesis",
+    "paper",
+    "project",
+    "verdict",
+    "paper inside the interval",
+]
+NOT_RUN = "not run"
+INTRO = (
+    "Which published claim each hypothesis tests, the paper's number beside the project's. "
+    "The paper's number is given in the hypothesis's own reading: a time metric reads a "
+    "paper's throughput change X as the time change 1/(1 + X) - 1 (+48% throughput is "
+    "-32.4% time), a rate metric reads a time change the same way, and counts are taken as "
+    "given. The project's change and its 95% interval are the Answers section's; the last "
+    "column says whether the paper's number lies inside that interval (- where the claim is "
+    "qualitative or there is no interval)."
+)
+
+
+def _percent(fraction: float) -> str:
+    return number(fraction * 100, 1, signed=True) + "%"
+
+
+def paper_text(claim: dict[str, Any]) -> str:
+    """Where the paper's number is and the number in the hypothesis's
+    reading, e.g. ``Table I, 10 MB: -25.4%``; the paper's own number beside
+    it where it was read the other way."""
+    figure = str(claim["figure"])
+    change, read = claim.get("paper_change"), claim.get("paper_change_in_reading")
+    if change is None or read is None:
+        return f"{figure}: qualitative"
+    text = f"{figure}: {_percent(read)}"
+    if _percent(read) != _percent(change):
+        text += f" (the paper's {_percent(change)} {claim.get('paper_reading')})"
+    return text
+
+
+def _verdict(record: dict[str, Any]) -> str:
+    seeds = int(record.get("seeds") or 0)
+    if seeds < MIN_INTERVAL_SEEDS:
+        return f"too few seeds ({seeds})"
+    return str(record["verdict"])
+
+
+def _inside(claim: dict[str, Any]) -> str:
+    inside = claim.get("inside_interval")
+    return "-" if inside is None else ("yes" if inside else "no")
+
+
+def claim_row(record: dict[str, Any]) -> list[str]:
+    """One row of the claims table from an answers.json record with a
+    claim; a record with no verdict (a hypothesis not run) says so."""
+    claim = record["claim"]
+    row = [claim["id"], claim.get("claim") or "-", record["hypothesis"], paper_text(claim)]
+    if "verdict" not in record:
+        return row + [NOT_RUN, "-", "-"]
+    project = change_text(record_estimate(record), record.get("look"), record.get("critical_t"))
+    return row + [project, _verdict(record), _inside(claim)]
+
+
+def claims_body(records: Sequence[dict[str, Any]], ledger: ClaimsLedger | None) -> list[str]:
+    """The claims table, then a line with the claims the spec cannot test
+    and why, and one with its extensions (the project's own questions)."""
+    rows = [claim_row(r) for r in records if r.get("claim")]
+    lines = table(HEADER, rows) if rows else ["No hypothesis tests a published claim."]
+    if ledger is not None and ledger.not_tested:
+        lines += [
+            "",
+            "Not tested here: "
+            + "; ".join(f"{key} ({why})" for key, why in ledger.not_tested.items())
+            + ".",
+        ]
+    extensions = [str(r["hypothesis"]) for r in records if r.get("extension")]
+    if extensions:
+        lines += ["", "Extensions, the project's own questions: " + ", ".join(extensions) + "."]
+    return lines
+
+
+def claims_section(records: Sequence[dict[str, Any]], ledger: ClaimsLedger | None) -> list[str]:
+    """The report's Claims section (none where the spec states no hypothesis
+    and names no claim)."""
+    if not records and ledger is None:
+        return []
+    paper = f" The paper: {ledger.paper}." if ledger is not None else ""
+    return ["## Claims", "", INTRO + paper, "", *claims_body(records, ledger)]
+
+
+PAGE_INTRO = (
+    "Which published claim each experiment's hypotheses test, and the paper's number beside "
+    "the project's, from each experiment's latest collected results "
+    "(`results/<exp>/answers.json`, or `results/<exp>-local/` for real tor processes). "
+    "Written by `make claims` (`python -m runner claims`); not edited by hand. How a spec "
+    "names the claims: [Writing a spec](spec.md). Back to the [README](../README.md)."
+)
+
+
+def claims_page(
+    experiments: Sequence[tuple[str, str, ClaimsLedger | None, list[dict[str, Any]], str]],
+) -> str:
+    """docs/claims.md: per experiment (its name, its spec's path, its
+    ledger, a record per hypothesis, where its answers came from) its
+    claims table, the claims it cannot test and its extensions."""
+    lines = ["# Published claims and the project's answers", "", PAGE_INTRO, "", INTRO]
+    for name, path, ledger, records, source in experiments:
+        lines += ["", f"## {name}", ""]
+        paper = f" Paper: {ledger.paper}." if ledger is not None else ""
+        lines += [f"Spec: `{path}`.{paper} Results: {source}.", ""]
+        lines += claims_body(records, ledger)
+    return "\n".join(lines) + "\n"
