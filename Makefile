@@ -14,7 +14,7 @@ JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),) $(if $(BACKEND),--backend $(BACKEND),)
 	$(if $(PINNING),--pinning $(PINNING),)
 BASELINE ?= results/baselines/ci-small$(if $(filter local,$(BACKEND)),-local,).json
 
-.PHONY: help setup tools check test lint typecheck unit regress-local unit-fast generate plan experiment claims regress baseline bench bench-report bench-scaling tor tor-test clean
+.PHONY: help setup tools check test test-sim lint typecheck unit regress-local unit-fast generate plan experiment claims regress baseline bench bench-report bench-scaling tor tor-test clean
 
 help:
 	@echo "make setup                  install Debian packages and the Python environment"
@@ -24,8 +24,13 @@ help:
 	@echo "                            into the venv; cached, so quick once done [JOBS=n]"
 	@echo "make check                  report which prerequisites (tor, Shadow, tgen, ...) are present"
 	@echo "                            and which backends (shadow, local) can run"
-	@echo "make test                   lint, type-check, the tests, and the local ci-small regression"
-	@echo "make unit                   the tests only (Shadow tests skip, saying why, without it)"
+	@echo "make test                   lint, type-check, the tests but the simulations (one short"
+	@echo "                            Shadow smoke test where Shadow is installed), and the local"
+	@echo "                            ci-small regression: the fast path, whatever is installed"
+	@echo "make test-sim               the simulation tests: Shadow runs, clusters, local tor"
+	@echo "                            networks; each says what it starts (those needing Shadow"
+	@echo "                            skip without it, saying why)"
+	@echo "make unit                   make test's tests only"
 	@echo "make unit-fast              the tests that start no network, cluster or simulation"
 	@echo "make tor                    build the patched tor (pinned source + tor-patches/series), cached"
 	@echo "make tor-test               run tor's unit tests in the patched build"
@@ -83,16 +88,22 @@ lint:
 typecheck:
 	$(PY) -m mypy
 
+# The tests of make test: all but those marked simulation (Shadow runs,
+# clusters, local tor networks), except the one Shadow smoke test. Both
+# runs list their 15 slowest tests; a simulation says what it starts.
 unit:
-	$(PY) -m pytest -ra
+	$(PY) -m pytest -ra --durations=15 -m "not simulation or smoke"
+
+test-sim:
+	$(PY) -m pytest -ra --durations=15 -m simulation
 
 # The tests that start no network, cluster or simulation: a few minutes.
 unit-fast:
 	$(PY) -m pytest -ra -m "not slow"
 
-# On 2 cores without Shadow: make unit about 11 minutes, then the local-backend
-# regression runs ci-small's four networks at once as real tor processes
-# (about 3.5 minutes).
+# On 2 cores (estimates, to be measured): make unit about 5 minutes without
+# Shadow, about 8 with it (the smoke test), then the local-backend regression
+# runs ci-small's four networks at once as real tor processes (about 3.5).
 test: lint typecheck unit regress-local
 
 regress-local:

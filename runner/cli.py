@@ -215,8 +215,10 @@ def _compare(spec: Spec, args: argparse.Namespace) -> int:
         )
     sys.stderr.flush()
     # The console ends with where the report is and what it answers.
+    html = result.path.with_suffix(".html")
     print(f"report: {result.path}")
-    print(f"        {result.path.with_suffix('.html')}")
+    print(f"        {html}")
+    print(f"        view it: xdg-open {html} (without a display: docs/running.md)")
     if result.answers:
         print("\nAnswers:")
         print("\n".join(result.answers))

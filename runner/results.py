@@ -35,6 +35,18 @@ class Results:
     checks: dict[str, Any] = field(default_factory=dict)  # checks.json
     analyses: dict[str, Any] = field(default_factory=dict)  # analyses/<name>.json, by name
 
+    def __repr__(self) -> str:
+        """A short summary, for a notebook: the experiment, each table's row
+        count (the empty ones by name), the answers, checks and analyses."""
+        filled = ", ".join(f"{n} {len(t)}" for n, t in self.tables.items() if len(t))
+        empty = ", ".join(n for n, t in self.tables.items() if not len(t))
+        parts = [f"tables (rows): {filled or 'none'}"] + ([f"empty: {empty}"] if empty else [])
+        passed = self.checks.get("passed")
+        checks = "no checks" if passed is None else "checks passed" if passed else "checks failed"
+        parts.append(checks)
+        parts += [f"{len(self.answers)} answers", f"{len(self.analyses)} analyses"]
+        return f"<Results {self.path.name} ({self.path}): {'; '.join(parts)}>"
+
     def __getattr__(self, name: str) -> pd.DataFrame:
         tables = self.__dict__.get("tables", {})
         if name in tables:

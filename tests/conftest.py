@@ -39,6 +39,38 @@ needs_tor = _skip_unless(("tor", "tor-gencert", "faketime"))
 needs_shadow = _skip_unless(("tor", "tor-gencert", "faketime", "shadow", "tgen", "oniontrace"))
 
 
+def simulation_line(item: pytest.Item) -> str | None:
+    """The line that says what a test marked ``simulation`` starts, printed
+    as it begins (its ``what``); None for other tests and for one that its
+    skip marks skip."""
+    mark = item.get_closest_marker("simulation")
+    if mark is None:
+        return None
+    for skip in item.iter_markers("skipif"):
+        condition = skip.args[0] if skip.args else skip.kwargs.get("condition")
+        if isinstance(condition, bool) and condition:
+            return None
+    what = mark.args[0] if mark.args else "a simulation"
+    return f"{item.nodeid} starts {what}"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """A simulation takes minutes: say what it starts before it runs, on a
+    line of its own (outside the captured output, without -s)."""
+    line = simulation_line(item)
+    reporter = item.config.pluginmanager.get_plugin("terminalreporter")
+    if line is None or reporter is None:
+        return
+    reporter.ensure_newline()
+    if reporter._tw.width_of_current_line:  # -q: a line of progress dots
+        reporter.line("")
+    if reporter.showlongtestinfo or reporter.showfspath:
+        reporter.write(line)  # the reporter starts the test's own line next
+    else:
+        reporter.write_line(line)
+
+
 def needs_data(*files: DataFile) -> pytest.MarkDecorator:
     """Skip, saying which, unless the published data files are present."""
     folder = data_dir() / FOLDER

@@ -184,5 +184,6 @@ def test_compare_ends_with_the_report_paths_and_the_answers(
     out = capsys.readouterr().out.strip().splitlines()
     html = tmp_path / "tortoise-small" / "report" / "report.html"
     assert out[1].strip() == str(html) and html.is_file()
-    assert out[3] == "Answers:"
-    assert out[4].startswith("| hypothesis |") and out[-1].startswith("| ")
+    assert out[2].strip().startswith(f"view it: xdg-open {html} ")
+    assert out[4] == "Answers:"
+    assert out[5].startswith("| hypothesis |") and out[-1].startswith("| ")

@@ -85,6 +85,10 @@ def statuses(outcomes: list[RunOutcome]) -> dict[tuple[str, int], str]:
 
 @needs_tor
 @pytest.mark.slow
+@pytest.mark.simulation(
+    "a Dask cluster of 2 workers on this machine: ci-small's 4 runs with a stand-in for Shadow, "
+    "twice"
+)
 def test_dask_runs_every_run_reports_failures_and_skips_complete_runs(
     dask_cluster: DaskCluster,
     tmp_path: Path,
@@ -122,6 +126,10 @@ def test_dask_runs_every_run_reports_failures_and_skips_complete_runs(
 
 @needs_tor
 @pytest.mark.slow
+@pytest.mark.simulation(
+    "a Dask cluster of 2 workers on this machine: ci-small's 4 runs with a stand-in for Shadow "
+    "that fails conflux-on"
+)
 def test_dask_failed_runs_are_reported_and_the_others_go_on(
     tmp_path: Path, stand_in_env: dict[str, str]
 ) -> None:
@@ -145,6 +153,7 @@ def test_dask_failed_runs_are_reported_and_the_others_go_on(
 
 @needs_tor
 @pytest.mark.slow
+@pytest.mark.simulation("a Dask cluster of 1 worker without Shadow, given 1 run")
 def test_a_node_without_shadow_says_so(tmp_path: Path, stand_in_env: dict[str, str]) -> None:
     lacking = {**stand_in_env, "TORNET_SHADOW": str(tmp_path / "no-shadow-here")}
     for cluster in start_dask(tmp_path / "dask", lacking, workers=1):
@@ -185,6 +194,10 @@ def _kill_the_worker_of(program: str, killed: list[int]) -> None:
 
 @needs_tor
 @pytest.mark.slow
+@pytest.mark.simulation(
+    "a Dask cluster of 2 workers on this machine: 1 run with a stand-in for Shadow, whose "
+    "worker is killed, then retried"
+)
 def test_a_run_whose_worker_is_killed_is_retried(
     tmp_path: Path, stand_in_env: dict[str, str], capfd: pytest.CaptureFixture[str]
 ) -> None:
@@ -211,6 +224,10 @@ def test_a_run_whose_worker_is_killed_is_retried(
 
 @needs_tor
 @pytest.mark.slow
+@pytest.mark.simulation(
+    "Slurm on this machine: ci-small's 4 runs as jobs with a stand-in for Shadow that fails "
+    "conflux-on"
+)
 def test_slurm_jobs_run_the_runs(
     slurm: dict[str, str],
     tmp_path: Path,
@@ -261,6 +278,10 @@ def _experiment(results: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @needs_shadow
 @pytest.mark.shadow
 @pytest.mark.slow
+@pytest.mark.simulation(
+    "ci-small's 4 Shadow runs on a Dask cluster of 2 workers, then as Slurm jobs, then the "
+    "regression check"
+)
 def test_ci_small_on_dask_and_on_slurm_gives_the_tables_of_a_local_run(
     slurm: dict[str, str], tmp_path: Path
 ) -> None:

@@ -1,6 +1,7 @@
 """The local backend: a real tor network on loopback, with the built-in driver.
 
-These need tor (from make setup) but not Shadow, so they run everywhere.
+These need tor (from make setup) but not Shadow, so they run everywhere. The
+ones that start a network are simulations (make test-sim).
 """
 
 import os
@@ -109,6 +110,7 @@ def _assert_all_gone(results: Path) -> None:
 
 
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
+@pytest.mark.simulation("ci-small's conflux-on as a local tor network, killed once it is up")
 def test_killing_the_runner_leaves_no_process(
     ci_small_text: str, tmp_path: Path, how: signal.Signals
 ) -> None:
@@ -133,6 +135,10 @@ def test_killing_the_runner_leaves_no_process(
         assert manifest["status"] == "failed"
 
 
+@pytest.mark.simulation(
+    "ci-small's conflux-on as a local tor network: stopped once it is up, then run again to "
+    "the end (15 s of traffic)"
+)
 def test_a_local_run_completes_and_a_rerun_finishes_what_is_missing(
     ci_small_text: str, tmp_path: Path
 ) -> None:
@@ -265,6 +271,10 @@ def _text(home: Path, program: str) -> str:
     return "".join(p.read_text() for p in home.glob(f"{program}.*.stdout"))
 
 
+@pytest.mark.simulation(
+    "ci-small's conflux-on as a local tor network on the shared loopback, probed through a "
+    "client's SOCKS port"
+)
 def test_a_local_network_stays_on_the_machine(ci_small_text: str, tmp_path: Path) -> None:
     """Exits reach only the network's servers; control ports need the cookie."""
     spec = _spec(ci_small_text, tmp_path, "10 min")

@@ -33,6 +33,10 @@ def _runner(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.smoke
+@pytest.mark.simulation(
+    "2 Shadow runs at once: ci-small's variants, seed 1, 5 minutes of bootstrap and 3 of traffic"
+)
 def test_experiment_end_to_end(ci_small_text: str, tmp_path: Path) -> None:
     spec = _short_spec(ci_small_text, tmp_path)
     results = tmp_path / "results"
@@ -71,6 +75,9 @@ def test_experiment_end_to_end(ci_small_text: str, tmp_path: Path) -> None:
     assert "2 of 2 runs already complete" in again.stdout
 
 
+@pytest.mark.simulation(
+    "2 Shadow runs one after the other: ci-small's conflux-off, seed 1, in 2 fresh results folders"
+)
 def test_two_fresh_results_folders_give_the_same_transfers(
     ci_small_text: str, tmp_path: Path
 ) -> None:

@@ -19,6 +19,10 @@ from tests.conftest import (
 pytestmark = [pytest.mark.shadow, pytest.mark.slow, needs_shadow, needs_patched_tor]
 
 
+@pytest.mark.simulation(
+    "2 Shadow runs at once with the patched tor: congestion-small's tree, seed 1, 45 s of "
+    "traffic, Vegas against Vegas with hop feedback"
+)
 def test_hop_feedback_reaches_the_exit_and_feeds_its_window(tmp_path: Path) -> None:
     data = congestion_tree([["tree-marut-noloss", "tree-vegas-noloss"]])
     exp, report = run_experiment(data, tmp_path, TREE_TOLERATED)

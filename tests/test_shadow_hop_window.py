@@ -21,6 +21,10 @@ from tests.conftest import (
 pytestmark = [pytest.mark.shadow, pytest.mark.slow, needs_shadow, needs_patched_tor]
 
 
+@pytest.mark.simulation(
+    "3 Shadow runs with the patched tor: congestion-small's tree, seed 1, 45 s of traffic, "
+    "the fixed window, BackTap's hop windows and Marut's window on them"
+)
 def test_reports_cross_every_hop_and_windows_react_at_the_shared_middle(
     tmp_path: Path,
 ) -> None:

@@ -18,6 +18,11 @@ from tests.conftest import CI_SMALL, needs_data, needs_shadow, run_experiment
 
 
 @pytest.mark.shadow
+@pytest.mark.slow
+@pytest.mark.simulation(
+    "2 Shadow runs at once (quiet, loaded): 6 relays from tor-2018, 2 perf and 12 markov "
+    "clients, 5 minutes of bootstrap and 2 of traffic"
+)
 @needs_shadow
 @needs_data(RELAYS_2018, STREAM_MODEL, PACKET_MODEL)
 def test_markov_background_clients_load_the_relays(tmp_path: Path) -> None:
@@ -68,6 +73,11 @@ def test_markov_background_clients_load_the_relays(tmp_path: Path) -> None:
 
 
 @pytest.mark.shadow
+@pytest.mark.slow
+@pytest.mark.simulation(
+    "2 Shadow runs at once (quiet, crossed): ci-small, seed 1, 4 cross-traffic flows on the "
+    "middles, 5 minutes of bootstrap and 2 of traffic"
+)
 @needs_shadow
 def test_cross_traffic_fills_the_middles_links(tmp_path: Path) -> None:
     data = yaml.safe_load(CI_SMALL.read_text())

@@ -25,6 +25,10 @@ VARIANTS = {
 PATH = ("relay3guard", "relay5middle", "relay1exit")
 
 
+@pytest.mark.simulation(
+    "3 Shadow runs with the patched tor: mctor's one path, seed 1, 90 s of traffic, N = 1, "
+    "N = 3 by hashing and the control"
+)
 def test_mctor_opens_n_connections_per_hop_and_uses_n_circuits(tmp_path: Path) -> None:
     data = mctor_variants(VARIANTS)
     data["duration"]["measure"] = "90 s"

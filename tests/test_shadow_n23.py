@@ -20,6 +20,10 @@ from tests.conftest import (
 pytestmark = [pytest.mark.shadow, pytest.mark.slow, needs_shadow, needs_patched_tor]
 
 
+@pytest.mark.simulation(
+    "2 Shadow runs at once with the patched tor: congestion-small's tree, seed 1, 45 s of "
+    "traffic, the fixed window against it with N23"
+)
 def test_credit_crosses_every_hop_and_holds_circuits(tmp_path: Path) -> None:
     data = congestion_tree([["tree-n23-noloss", "tree-fixed-noloss"]])
     exp, report = run_experiment(data, tmp_path, TREE_TOLERATED)

@@ -17,6 +17,10 @@ pytestmark = [pytest.mark.shadow, pytest.mark.slow, needs_shadow, needs_patched_
 PATH = ("relay3guard", "relay5middle", "relay1exit")
 
 
+@pytest.mark.simulation(
+    "1 Shadow run with the patched tor: mctor's control with MCTorPerCircuit 1, seed 1, "
+    "60 s of traffic"
+)
 def test_every_circuit_gets_a_connection_of_its_own(tmp_path: Path) -> None:
     data = mctor_variants({"pctcp": "base-onelink3-noloss"})
     data["duration"]["measure"] = "60 s"

@@ -124,6 +124,19 @@ def test_load_gives_the_tables_answers_and_checks_to_pandas(tmp_path: Path) -> N
         _ = results.no_such_table
 
 
+def test_loaded_results_print_as_a_short_summary_naming_their_tables(tmp_path: Path) -> None:
+    experiment = fixture_report("tortoise-small", tmp_path).parent.parent
+    results = runner.load(experiment)
+    text = repr(results)
+    assert len(text) < 500, text
+    assert text.startswith("<Results tortoise-small (") and "\n" not in text
+    for name, table in results.tables.items():
+        assert (f"{name} {len(table)}" if len(table) else name) in text, name
+    assert f"transfers {len(results.transfers)}," in text and "checks failed" in text
+    assert f"{len(results.answers)} answers; {len(results.analyses)} analyses>" in text
+    assert "perfclient" not in text  # no rows
+
+
 def test_the_table_reference_names_every_table_and_column() -> None:
     text = (ROOT / "docs" / "tables.md").read_text()
     for table in (*TABLES, LOG_DAMAGE):
