@@ -217,9 +217,12 @@ def _compare(spec: Spec, args: argparse.Namespace) -> int:
     # The console ends with where the report is and what it answers.
     print(f"report: {result.path}")
     print(f"        {result.path.with_suffix('.html')}")
-    if result.answers:
+    header, rows = result.answers
+    if rows:
+        from runner.report.answers import console_lines
+
         print("\nAnswers:")
-        print("\n".join(result.answers))
+        print("\n".join(console_lines(header, rows)))
     return 0 if result.checks_passed else 1
 
 

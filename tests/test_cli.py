@@ -185,4 +185,5 @@ def test_compare_ends_with_the_report_paths_and_the_answers(
     html = tmp_path / "tortoise-small" / "report" / "report.html"
     assert out[1].strip() == str(html) and html.is_file()
     assert out[3] == "Answers:"
-    assert out[4].startswith("| hypothesis |") and out[-1].startswith("| ")
+    assert out[4].startswith("limit-slows-bulk: limit-100 vs unlimited")
+    assert out[-1].startswith("  verdict: ")
