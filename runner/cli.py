@@ -68,13 +68,30 @@ def cmd_check(args: argparse.Namespace) -> int:
     from runner.network.backends import SHADOW
     from runner.tools.prereqs import report as prereq_report
 
-    found = prereq_report()
+    found = prereq_report(patched_configs(Path(getattr(args, "configs", "configs"))))
     print(found.text)
     usable = SHADOW.name in found.backends if args.shadow else bool(found.backends)
     if not usable:
         what = "The Shadow backend cannot" if args.shadow else "No backend can"
         print(f"\n{what} run here; see README.md, {README_SECTIONS}.")
     return 0 if usable else 1
+
+
+def patched_configs(configs: Path) -> list[str]:
+    """The configs in ``configs`` with a variant that runs the patched tor
+    (``tor: patched``), by name; one that does not load is named with why."""
+    from runner.experiments import load_spec
+
+    names = []
+    for path in sorted(configs.glob("*.yaml")):
+        try:
+            spec = load_spec(path)
+        except SpecError as exc:
+            names.append(f"{path.name} (does not load: {exc})")
+            continue
+        if any(v.tor == "patched" for v in spec.variants):
+            names.append(spec.name)
+    return names
 
 
 # Where README.md explains the prerequisites (a test checks that these sections exist).
@@ -479,6 +496,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument(
         "--shadow", action="store_true", help="exit 1 unless the Shadow backend can run"
+    )
+    check.add_argument(
+        "--configs",
+        default="configs",
+        help="the specs whose need of the patched tor to report (default: configs)",
     )
     check.set_defaults(func=cmd_check)
     validate = with_spec("validate", "check a spec and exit")
