@@ -6,6 +6,7 @@ import argparse
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -155,12 +156,14 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
     from runner.analyses.measured_params import measured_params
     from runner.execute.cluster.executors import make_executor
     from runner.execute.cluster.options import parse_executor
+    from runner.execute.progress import outcome_line
     from runner.execute.run import run_experiment
 
     layout = _layout(spec, args)
     executor = make_executor(
         parse_executor(args.executor), args.pinning, getattr(args, "threads", None)
     )
+    started = time.monotonic()
     outcomes = run_experiment(
         spec,
         layout,
@@ -177,7 +180,8 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
     failed = [o for o in outcomes if o.status == "failed"]
     for o in failed:
         print(f"FAILED {o.variant}/seed-{o.seed}: {o.error}", file=sys.stderr)
-    print(f"{len(outcomes) - len(failed)}/{len(outcomes)} runs complete")
+    sys.stderr.flush()
+    print(outcome_line([o.status for o in outcomes], time.monotonic() - started), flush=True)
     return 1 if failed else 0
 
 
@@ -194,9 +198,7 @@ def _collect(spec: Spec, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    counts = ", ".join(f"{n} {name}" for name, n in result.rows.items())
-    where = f"{layout.experiment_dir}/<table>.csv and .parquet"
-    print(f"collected {result.runs} runs: {counts} -> {where}")
+    print(result.line(f"{layout.experiment_dir}/<table>.csv and .parquet"))
     return 0
 
 
@@ -517,7 +519,12 @@ def build_parser() -> argparse.ArgumentParser:
     for name, func, text in (
         ("run", cmd_run, "generate and simulate every run not yet complete"),
         ("experiment", cmd_experiment, "run, collect and compare"),
-        ("regress", cmd_regress, "run the experiment and check it against a baseline"),
+        (
+            "regress",
+            cmd_regress,
+            "run the experiment (its complete runs reused, only missing or stale ones run) "
+            "and check it against a baseline",
+        ),
         (
             "plan",
             cmd_plan,

@@ -18,6 +18,7 @@ from runner.analyses.plan_load import (
 from runner.analyses.seed_plan import (
     Alternative,
     CostModel,
+    PilotConditions,
     RunCost,
     Spread,
     cheapest,
@@ -204,7 +205,9 @@ def test_a_larger_design_offers_each_client_groups_traffic_times_its_growth() ->
 # The plan's words: what the pilot's cost figures were measured under.
 
 
-def _cost_paragraphs(conditions: object, fitted: bool = True, runs: int = 15) -> list[str]:
+def _cost_paragraphs(
+    conditions: PilotConditions | None, fitted: bool = True, runs: int = 15
+) -> list[str]:
     from runner.analyses.seed_plan import Plan
     from runner.report.seed_plan import render
 
@@ -222,7 +225,7 @@ def _cost_paragraphs(conditions: object, fitted: bool = True, runs: int = 15) ->
         (H,),
         "pilot",
         Alternative("pilot"),
-        conditions,  # type: ignore[arg-type]
+        conditions,
     )
     text = "\n".join(render(plan, 2, 16))
     return text.split("## Cost\n\n", 1)[1].split("\n\n## ", 1)[0].split("\n\n")
@@ -259,8 +262,6 @@ def test_the_plan_says_how_many_runs_were_at_once_and_how_far_to_trust_the_cost(
 
 
 def test_a_pilot_that_did_not_record_its_runs_at_once_says_so() -> None:
-    from runner.analyses.seed_plan import PilotConditions
-
     unknown = PilotConditions(1, (), (), 0, None)
     cost, contention, trust = _cost_paragraphs(unknown, fitted=False, runs=1)
     assert "moved: split by host counts, as one run is too few to fit. Its wall" in cost

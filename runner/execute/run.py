@@ -400,7 +400,7 @@ def run_experiment(
             todo.append(
                 RunTask(spec, c.variant, c.seed, layout, tuple(command), backend, c.complete)
             )
-    if outcomes:
+    if outcomes and todo:  # with nothing to do, the caller's last line says so
         print(f"{len(outcomes)} of {len(choices)} runs already complete; skipping them")
     if stale:
         what = (
@@ -411,6 +411,8 @@ def run_experiment(
         print(f"{len(stale)} complete runs differ from what the spec now gives; {what}:")
         for c in stale:
             print(f"  {c.variant}/seed-{c.seed}: {', '.join(c.changed)} changed")
+    if not todo:  # no placement, no progress: nothing runs
+        return outcomes
     print(f"backend: {backend.name}")
     first = [t for t in todo if not spec.variant(t.variant).consensus_from]
     then = [t for t in todo if spec.variant(t.variant).consensus_from]
