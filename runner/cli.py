@@ -6,6 +6,7 @@ import argparse
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -68,13 +69,30 @@ def cmd_check(args: argparse.Namespace) -> int:
     from runner.network.backends import SHADOW
     from runner.tools.prereqs import report as prereq_report
 
-    found = prereq_report()
+    found = prereq_report(patched_configs(Path(getattr(args, "configs", "configs"))))
     print(found.text)
     usable = SHADOW.name in found.backends if args.shadow else bool(found.backends)
     if not usable:
         what = "The Shadow backend cannot" if args.shadow else "No backend can"
         print(f"\n{what} run here; see README.md, {README_SECTIONS}.")
     return 0 if usable else 1
+
+
+def patched_configs(configs: Path) -> list[str]:
+    """The configs in ``configs`` with a variant that runs the patched tor
+    (``tor: patched``), by name; one that does not load is named with why."""
+    from runner.experiments import load_spec
+
+    names = []
+    for path in sorted(configs.glob("*.yaml")):
+        try:
+            spec = load_spec(path)
+        except SpecError as exc:
+            names.append(f"{path.name} (does not load: {exc})")
+            continue
+        if any(v.tor == "patched" for v in spec.variants):
+            names.append(spec.name)
+    return names
 
 
 # Where README.md explains the prerequisites (a test checks that these sections exist).
@@ -138,12 +156,14 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
     from runner.analyses.measured_params import measured_params
     from runner.execute.cluster.executors import make_executor
     from runner.execute.cluster.options import parse_executor
+    from runner.execute.progress import outcome_line
     from runner.execute.run import run_experiment
 
     layout = _layout(spec, args)
     executor = make_executor(
         parse_executor(args.executor), args.pinning, getattr(args, "threads", None)
     )
+    started = time.monotonic()
     outcomes = run_experiment(
         spec,
         layout,
@@ -160,7 +180,8 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
     failed = [o for o in outcomes if o.status == "failed"]
     for o in failed:
         print(f"FAILED {o.variant}/seed-{o.seed}: {o.error}", file=sys.stderr)
-    print(f"{len(outcomes) - len(failed)}/{len(outcomes)} runs complete")
+    sys.stderr.flush()
+    print(outcome_line([o.status for o in outcomes], time.monotonic() - started), flush=True)
     return 1 if failed else 0
 
 
@@ -177,9 +198,7 @@ def _collect(spec: Spec, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    counts = ", ".join(f"{n} {name}" for name, n in result.rows.items())
-    where = f"{layout.experiment_dir}/<table>.csv and .parquet"
-    print(f"collected {result.runs} runs: {counts} -> {where}")
+    print(result.line(f"{layout.experiment_dir}/<table>.csv and .parquet"))
     return 0
 
 
@@ -219,9 +238,12 @@ def _compare(spec: Spec, args: argparse.Namespace) -> int:
     print(f"report: {result.path}")
     print(f"        {html}")
     print(f"        view it: xdg-open {html} (without a display: docs/running.md)")
-    if result.answers:
+    header, rows = result.answers
+    if rows:
+        from runner.report.answers import console_lines
+
         print("\nAnswers:")
-        print("\n".join(result.answers))
+        print("\n".join(console_lines(header, rows)))
     return 0 if result.checks_passed else 1
 
 
@@ -479,6 +501,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--shadow", action="store_true", help="exit 1 unless the Shadow backend can run"
     )
+    check.add_argument(
+        "--configs",
+        default="configs",
+        help="the specs whose need of the patched tor to report (default: configs)",
+    )
     check.set_defaults(func=cmd_check)
     validate = with_spec("validate", "check a spec and exit")
     validate.add_argument(
@@ -494,7 +521,12 @@ def build_parser() -> argparse.ArgumentParser:
     for name, func, text in (
         ("run", cmd_run, "generate and simulate every run not yet complete"),
         ("experiment", cmd_experiment, "run, collect and compare"),
-        ("regress", cmd_regress, "run the experiment and check it against a baseline"),
+        (
+            "regress",
+            cmd_regress,
+            "run the experiment (its complete runs reused, only missing or stale ones run) "
+            "and check it against a baseline",
+        ),
         (
             "plan",
             cmd_plan,

@@ -240,18 +240,20 @@ def _fixture_hosts(experiment: Path, variant: str, seed: int) -> dict[str, dict[
     return hosts
 
 
-def fixture_results(name: str, root: Path) -> tuple[Spec, Layout]:
+def fixture_results(name: str, root: Path, spec: Spec | None = None) -> tuple[Spec, Layout]:
     """A results folder under ``root`` made from a committed results fixture
     (``tests/fixtures/<name>``: a real run's tables): its tables, the ones
     it leaves out written empty, and a complete manifest for each run with
-    the hosts its tables name (or the fixture's own manifests, runs.json)."""
+    the hosts its tables name (or the fixture's own manifests, runs.json).
+    ``spec``: the fixture's spec changed where a run's identity does not
+    look (its hypotheses, say), instead of the fixture's own."""
     from runner.experiments import TABLES
     from runner.manifest import STATUS_COMPLETE, write_manifest
     from runner.network.backends import SHADOW
     from runner.network.identity import run_identity
     from runner.tables.collect import tables
 
-    spec = fixture_spec(name)
+    spec = spec or fixture_spec(name)
     layout = Layout(root, spec.name)
     layout.experiment_dir.mkdir(parents=True)
     for table in (FIXTURES / name).glob("*.csv.gz"):
@@ -286,10 +288,11 @@ def fixture_results(name: str, root: Path) -> tuple[Spec, Layout]:
     return spec, layout
 
 
-def fixture_report(name: str, root: Path) -> Path:
-    """The report of a committed results fixture, written under ``root``."""
+def fixture_report(name: str, root: Path, spec: Spec | None = None) -> Path:
+    """The report of a committed results fixture, written under ``root``
+    (``spec``: as fixture_results takes it)."""
     from runner.experiments import ANALYSES
     from runner.report.assemble import write_report
 
-    spec, layout = fixture_results(name, root)
+    spec, layout = fixture_results(name, root, spec)
     return write_report(spec, layout, ANALYSES).path

@@ -186,4 +186,5 @@ def test_compare_ends_with_the_report_paths_and_the_answers(
     assert out[1].strip() == str(html) and html.is_file()
     assert out[2].strip().startswith(f"view it: xdg-open {html} ")
     assert out[4] == "Answers:"
-    assert out[5].startswith("| hypothesis |") and out[-1].startswith("| ")
+    assert out[5].startswith("limit-slows-bulk: limit-100 vs unlimited")
+    assert out[-1].startswith("  verdict: ")

@@ -62,6 +62,10 @@ def test_plan_reads_a_pilot_and_prices_each_design(tmp_path: Path) -> None:
     for design in ("as configured", "2x measured clients", "4x measured clients", "2x relays"):
         assert f"| {design} |" in text
     assert "wall h (16 cores)" in text
+    # The pilot's manifests predate the record of runs at once: the plan says so.
+    assert "A run costs " in text and "fitted on the pilot's 15 runs." in text
+    assert "The pilot's manifests do not record how many runs were at once" in text
+    assert "How far to trust the figure: the pilot's 15 runs came within " in text
     data = json.loads((experiment / "plan.json").read_text())
     assert data["seeds"] == [1, 2, 3, 4, 5]
     for part in data["spreads"].values():
@@ -69,6 +73,9 @@ def test_plan_reads_a_pilot_and_prices_each_design(tmp_path: Path) -> None:
         assert part["clients"] is not None and part["transfers"] is not None
         assert part["between"] >= 0 and part["total"] > 0
     assert data["cost"]["runs"] == 15 and data["cost"]["fixed_cpu_s"] > 0
+    conditions = data["pilot_conditions"]
+    assert conditions["runs"] == 15 and conditions["at_once"] == []
+    assert 0 < conditions["farthest_off"] < 1
     configured, twice = data["designs"][0], data["designs"][1]
     # twice the clients cost more per run and load the network more
     assert twice["busiest"] > configured["busiest"]

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from runner import cli
 from runner.execute import run
@@ -131,3 +132,65 @@ def test_the_tools_of_a_run_name_the_libraries_its_tors_run_with(
     # A patched tor linked otherwise is named apart; what it shares is not repeated.
     both = run._tor_libraries({"tor": stock, PATCHED_TOR: patched})
     assert both["openssl (tor-patched)"] == "3.0.13" and "glibc (tor-patched)" not in both
+
+
+# The patched tor: built or not, the command that builds it, the configs that need it.
+
+PATCHED_CONFIGS = [
+    "conflux-small",
+    "conflux",
+    "congestion-small",
+    "congestion",
+    "mctor-small",
+    "mctor",
+    "tortoise-small",
+    "tortoise",
+]
+
+
+def _patched_lines(out: str) -> list[str]:
+    lines = out.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("tor-patched "))
+    return lines[first : first + 2]
+
+
+def test_check_says_the_patched_tor_is_not_built_and_how_to_build_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _pretend(monkeypatch, set())
+    monkeypatch.setenv("TORNET_TOR_BUILD_ROOT", str(tmp_path))
+    assert _check() == 0  # the backends do not need it
+    status, needed = _patched_lines(capsys.readouterr().out)
+    assert re.match(r"tor-patched +not built +not at " + re.escape(str(tmp_path)), status)
+    assert "run `make tor` (builds tor 0.4.9.11-0+deb12u1 + the " in status
+    assert needed.strip() == (
+        "needed by the configs with `tor: patched` variants: " + ", ".join(PATCHED_CONFIGS)
+    )
+
+
+def test_check_gives_a_complete_patched_build_and_the_configs_it_serves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from runner.tools.torbuild import build_dir, load_source
+
+    _pretend(monkeypatch, set())
+    monkeypatch.setenv("TORNET_TOR_BUILD_ROOT", str(tmp_path))
+    build = build_dir(load_source())
+    tor = build / "build" / "src" / "app" / "tor"
+    tor.parent.mkdir(parents=True)
+    tor.write_text("#!/bin/sh\n")
+    tor.chmod(0o755)
+    (build / ".complete").write_text("")
+    # Two configs of one's own: one with a patched variant, one without.
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    text = (ROOT / "configs" / "ci-small.yaml").read_text()
+    (configs / "ci-small.yaml").write_text(text)
+    data = yaml.safe_load(text)
+    data["name"] = "ci-patched"
+    data["variants"]["conflux-on"]["tor"] = "patched"
+    (configs / "ci-patched.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    assert cli.main(["check", "--configs", str(configs)]) == 0
+    status, needed = _patched_lines(capsys.readouterr().out)
+    assert re.match(rf"tor-patched +ok +{re.escape(str(tor))} \(tor 0\.4\.9\.11", status)
+    assert needed.strip() == "needed by the configs with `tor: patched` variants: ci-patched"

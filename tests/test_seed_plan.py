@@ -18,6 +18,7 @@ from runner.analyses.plan_load import (
 from runner.analyses.seed_plan import (
     Alternative,
     CostModel,
+    PilotConditions,
     RunCost,
     Spread,
     cheapest,
@@ -199,3 +200,100 @@ def test_a_larger_design_offers_each_client_groups_traffic_times_its_growth() ->
     assert class_demand(small, full, rows) == pytest.approx(expected)
     assert class_demand(small, small, rows) == pytest.approx(1.0)
     assert class_demand(small, full, rows[2:]) is None
+
+
+# The plan's words: what the pilot's cost figures were measured under.
+
+
+def _cost_paragraphs(
+    conditions: PilotConditions | None, fitted: bool = True, runs: int = 15
+) -> list[str]:
+    from runner.analyses.seed_plan import Plan
+    from runner.report.seed_plan import render
+
+    cost = CostModel(60.0, 1e-6, 1e8, 1.04, runs, fitted)
+    plan = Plan(
+        (1, 2, 3, 4, 5),
+        3,
+        2,
+        10,
+        {},
+        cost,
+        None,
+        {},
+        [],
+        (H,),
+        "pilot",
+        Alternative("pilot"),
+        conditions,
+    )
+    text = "\n".join(render(plan, 2, 16))
+    return text.split("## Cost\n\n", 1)[1].split("\n\n## ", 1)[0].split("\n\n")
+
+
+def _nested(text: str) -> bool:
+    depth = 0
+    for char in text:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth > 1:
+            return True
+    return False
+
+
+def test_the_plan_says_how_many_runs_were_at_once_and_how_far_to_trust_the_cost() -> None:
+    from runner.analyses.seed_plan import pilot_conditions
+
+    runs = [RunCost("v", s, 60 + 1e-6 * b, 63 + 1e-6 * b, b) for s, b in enumerate((5e7, 1e8))]
+    placements = [{"node": "n1", "jobs": 2, "machine_cpus": 2, "threads": 1}] * 2
+    model = CostModel(60.0, 1e-6, 1e8, 1.04, 2, False)
+    conditions = pilot_conditions(placements, model, runs)
+    assert (conditions.at_once, conditions.machine_cpus, conditions.machines) == ((2,), (2,), 1)
+    assert conditions.farthest_off == pytest.approx(0.0)
+    cost, contention, trust = _cost_paragraphs(conditions, fitted=False, runs=2)
+    assert cost == (
+        "A run costs 60 CPU seconds fixed, plus 100 for the 100 MB its measured clients "
+        "moved: split by host counts, as the pilot's 2 runs are too few, or show no slope, "
+        "to fit. Its wall time is 1.04 times its CPU time."
+    )
+    assert contention.startswith("The pilot ran up to 2 runs at once, on one machine of 2 CPUs.")
+    assert "CPU time was measured with the others running beside it" in contention
+    assert trust.startswith("How far to trust the figure: the pilot's 2 runs came within 0% of")
+    assert not any(_nested(p) for p in (cost, contention, trust))
+
+
+def test_a_pilot_that_did_not_record_its_runs_at_once_says_so() -> None:
+    unknown = PilotConditions(1, (), (), 0, None)
+    cost, contention, trust = _cost_paragraphs(unknown, fitted=False, runs=1)
+    assert "moved: split by host counts, as one run is too few to fit. Its wall" in cost
+    assert contention.startswith("The pilot's manifests do not record how many runs were at once")
+    assert "one run shows nothing of how much runs vary" in trust
+    # Runs on several machines, with more than one pool size.
+    spread_out = PilotConditions(6, (2, 4), (8, 16), 3, 0.2)
+    _, contention, trust = _cost_paragraphs(spread_out)
+    assert contention.startswith(
+        "The pilot ran up to 2 to 4 runs at once, on 3 machines of 8 to 16 CPUs."
+    )
+    assert "the pilot's 6 runs came within 20% of it" in trust
+
+
+def test_the_spread_paragraph_reads_as_sentences() -> None:
+    from runner.analyses.seed_plan import Plan
+    from runner.report.seed_plan import render
+
+    plan = Plan((1, 2), 2, 1, 8, {}, None, None, {}, [], (H,), "pilot", Alternative("pilot"))
+    text = "\n".join(render(plan, 2, 16))
+    assert (
+        "*clients*: between measured clients, n/a where a seed has only one measured client, "
+        "whose part then stays in *seeds*;" in text
+    )
+    assert "with one a seed" not in text
+    assert "The pilot's runs recorded no CPU time: no cost can be given." in text
+
+
+def test_a_run_records_the_runs_at_once_beside_it() -> None:
+    from runner.execute.cpus import choose_placement
+    from runner.execute.run import at_once
+
+    # What run_one writes into the manifest's placement (jobs, machine_cpus).
+    assert at_once(choose_placement(4, cpus=[0, 1])) == (2, 2)
+    assert at_once(choose_placement(1, cpus=[0, 1, 2, 3])) == (1, 4)

@@ -29,6 +29,7 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from runner.analyses.client_bandwidth import ClientBandwidth, per_client
+from runner.analyses.inputs import ChangeKey
 from runner.analyses.power import Target, seeds_to_decisive
 from runner.analyses.rounds import Round, class_phases, rounds
 from runner.analyses.sequential import SequentialDesign
@@ -138,6 +139,37 @@ def per_seed_samples(
             by_client[(row.variant, row.seed)][row.host].append(value)
     q = h.quantile if h.metric in QUANTILE_METRICS else 0.5
     return by_client, ClientQuantile(q)
+
+
+# The metrics the report's Changes table gives per (variant, reference,
+# class, size), at the median (runner.analyses.transfers.changes).
+CHANGES_METRICS = ("ttfb", "ttlb", "after_first_byte")
+
+
+def changes_key(h: Hypothesis, transfers: Iterable[TransferRow]) -> ChangeKey | None:
+    """The Changes table's comparison that is the same as ``h``'s, where
+    there is one: a plain median change of a transfer time whose transfers
+    (measured, successful, with a value, of its variant or reference, in
+    its class and size) all fall in one class and size. The two read the
+    same transfers the same way, so they are one comparison with one
+    answer. None otherwise."""
+    if h.interaction is not None or h.metric not in CHANGES_METRICS or h.quantile != 0.5:
+        return None
+    value_of = METRICS[h.metric]
+    groups = {
+        (row.cls, row.size)
+        for row in transfers
+        if row.measured
+        and row.success
+        and row.variant in (h.variant, h.reference)
+        and (h.cls is None or row.cls == h.cls)
+        and (h.size is None or row.size == h.size)
+        and value_of(row) is not None
+    }
+    if len(groups) != 1:
+        return None
+    ((cls, size),) = groups
+    return (h.variant, h.reference, cls, size, h.metric)
 
 
 def seed_samples(h: Hypothesis, samples: dict[tuple[str, int], Any]) -> list[tuple[Any, ...]]:
@@ -282,23 +314,36 @@ def claim_record(
     }
 
 
+def no_interval(seeds: int) -> str | None:
+    """Why an answer on ``seeds`` seeds gives no interval, or None if it
+    gives one: under MIN_INTERVAL_SEEDS the interval is too wide to read
+    as an answer, so no part of the report shows one."""
+    if seeds >= MIN_INTERVAL_SEEDS:
+        return None
+    return f"too few seeds ({seeds}): an interval needs at least {MIN_INTERVAL_SEEDS}"
+
+
 def answer_record(
     a: Answer, cpu: float | None, claims: ClaimsLedger | None = None
 ) -> dict[str, Any]:
     """An answer as plain data (answers.json): the hypothesis, the change
-    and its interval as fractions, the verdict and what it cost, and the
-    published claim it tests (``claims``: the spec's ledger) or why it is
-    the project's own question."""
+    and its interval as fractions (``low`` and ``high`` null, and
+    ``no_interval`` saying why, under MIN_INTERVAL_SEEDS seeds), the verdict
+    and what it cost, and the published claim it tests (``claims``: the
+    spec's ledger) or why it is the project's own question."""
     h = a.hypothesis
+    why_not = no_interval(a.estimate.n)
+    shown = why_not is None
     return {
         **hypothesis_fields(h),
         "seeds": a.estimate.n,
         "change": None if math.isnan(a.estimate.mean) else a.estimate.mean,
-        "low": a.estimate.low,
-        "high": a.estimate.high,
+        "low": a.estimate.low if shown else None,
+        "high": a.estimate.high if shown else None,
+        "no_interval": why_not,
         "verdict": a.verdict,
         "seeds_needed": a.seeds_needed,
-        "critical_t": a.critical,
+        "critical_t": a.critical if shown else None,
         "look": a.look,
         "cpu_hours": cpu,
         "claim": claim_record(h, claims, a.estimate),

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from runner.layout import Layout
 from runner.spec.model import Spec
 from runner.tables.schema import CircuitRow, TransferRow
+
+# A comparison of the report's Changes table: variant, reference, client
+# class, transfer size, metric.
+ChangeKey = tuple[str, str, str, int, str]
 
 
 @dataclass(frozen=True)
@@ -19,6 +23,10 @@ class Inputs:
     circuits: list[CircuitRow]
     # (variant, seed) of each complete run -> its measured (host, class) pairs
     measured_clients: dict[tuple[str, int], list[tuple[str, str]]]
+    # The comparisons a hypothesis answers -> (the hypothesis, its change as
+    # the Answers section gives it): where a comparison is a hypothesis's,
+    # the report shows that answer and no other interval for it.
+    answered: dict[ChangeKey, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def variants(self) -> list[str]:

@@ -202,6 +202,51 @@ def cost_model(runs: Sequence[RunCost], client_share_of_hosts: float) -> CostMod
     )
 
 
+def farthest_off(model: CostModel, runs: Sequence[RunCost]) -> float | None:
+    """How far the pilot's runs came from ``model``'s figure for each (its
+    fixed part plus its part for the bytes the run moved): the largest
+    difference as a fraction of the figure; None under two runs."""
+    if len(runs) < 2:
+        return None
+    off = 0.0
+    for r in runs:
+        figure = model.fixed_cpu_s + model.cpu_s_per_byte * r.measured_bytes
+        if figure > 0:
+            off = max(off, abs(r.cpu_s - figure) / figure)
+    return off
+
+
+@dataclass(frozen=True)
+class PilotConditions:
+    """What the pilot's CPU figures were measured under, as its runs'
+    manifests record it."""
+
+    runs: int  # complete runs that recorded their CPU time
+    # Runs at once beside each run (the pool's size), distinct values; empty
+    # where the manifests predate that record.
+    at_once: tuple[int, ...]
+    machine_cpus: tuple[int, ...]  # the CPUs those runs shared, distinct values
+    machines: int  # distinct nodes the runs ran on; 0: not recorded
+    farthest_off: float | None  # farthest_off of the cost model; None under 2 runs
+
+
+def pilot_conditions(
+    placements: Sequence[dict[str, Any]], model: CostModel | None, runs: Sequence[RunCost]
+) -> PilotConditions:
+    """From the ``placement`` of each pilot run that recorded its CPU time."""
+
+    def distinct(key: str) -> tuple[int, ...]:
+        return tuple(sorted({int(p[key]) for p in placements if p.get(key)}))
+
+    return PilotConditions(
+        len(runs),
+        distinct("jobs"),
+        distinct("machine_cpus"),
+        len({p["node"] for p in placements if p.get("node")}),
+        farthest_off(model, runs) if model is not None else None,
+    )
+
+
 @dataclass(frozen=True)
 class Alternative:
     name: str
@@ -409,6 +454,7 @@ class Plan:
     hypotheses: tuple[Hypothesis, ...]
     pilot: str  # the experiment whose runs the plan comes from
     base: Alternative  # how the design planned for differs from the pilot's
+    conditions: PilotConditions | None = None  # what the cost was measured under
 
     @property
     def best(self) -> Prediction | None:
@@ -499,7 +545,7 @@ def make_plan(
     for t in transfers:
         if t.measured and t.success:
             moved[(t.variant, t.seed)] = moved.get((t.variant, t.seed), 0.0) + t.size
-    costs, shapes = [], []
+    costs, shapes, placements = [], [], []
     for variant, seed in spec.runs():
         run_dir = layout.run_dir(variant.name, seed)
         if run_status(run_dir) != STATUS_COMPLETE:
@@ -514,6 +560,8 @@ def make_plan(
             for k in ("generate_s", "simulate_s", "collect_s")
         )
         costs.append(RunCost(variant.name, seed, cpu, wall, moved.get((variant.name, seed), 0.0)))
+        placement = manifest.get("placement")
+        placements.append(placement if isinstance(placement, dict) else {})
     # A network's hosts as the mean over the pilot's runs: its variants'
     # scenarios may measure different clients.
     measured_clients, clients, relays, hosts = (
@@ -551,6 +599,7 @@ def make_plan(
         planned.hypotheses,
         spec.name,
         base,
+        pilot_conditions(placements, cost, costs),
     )
 
 
@@ -560,6 +609,7 @@ def plan_data(plan: Plan) -> dict[str, Any]:
         "seeds": list(plan.seeds),
         "spreads": {name: vars(s) for name, s in plan.spreads.items()},
         "cost": vars(plan.cost) if plan.cost else None,
+        "pilot_conditions": vars(plan.conditions) if plan.conditions else None,
         "busiest": plan.busiest,
         "busiest_by_position": plan.busiest_roles,
         "designs": [

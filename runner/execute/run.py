@@ -143,9 +143,12 @@ def run_one(
     reporter: RunReporter,
     cpus: frozenset[int] | None = None,
     pin: bool = True,
+    at_once: tuple[int, int] | None = None,
 ) -> RunOutcome:
     """Generate and simulate one run; a failure is recorded in its manifest
-    and returned, never raised."""
+    and returned, never raised. ``at_once``: the runs the pool beside it
+    runs at once and the CPUs they share, recorded with its CPU time (the
+    contention that time was measured under)."""
     spec, label, backend = task.spec, task.label, task.backend
     run_dir = task.layout.run_dir(task.variant, task.seed)
     variant = with_measured(spec.variant(task.variant), dict(task.measured))
@@ -185,6 +188,8 @@ def run_one(
             "cpus": sorted(cpus) if cpus else None,
             "cpu_pinning": pin,
             "slurm_job": os.environ.get("SLURM_JOB_ID"),
+            "jobs": at_once[0] if at_once else None,
+            "machine_cpus": at_once[1] if at_once else None,
         }
         manifest["status"] = STATUS_COMPLETE
         write_manifest(run_dir, manifest)
@@ -254,6 +259,12 @@ def finish(progress: Progress, outcome: RunOutcome) -> None:
     )
 
 
+def at_once(placement: Placement) -> tuple[int, int]:
+    """The runs a pool runs at once and the CPUs they share, as a run's
+    manifest records them."""
+    return placement.jobs, len(placement.cpus)
+
+
 def _run_here(
     tasks: list[RunTask], tools: Tools, placement: Placement, progress: Progress
 ) -> list[RunOutcome]:
@@ -263,7 +274,9 @@ def _run_here(
 
     def one(task: RunTask) -> RunOutcome:
         with slots.take() as cpus:
-            outcome = run_one(task, tools, placement.threads, progress, cpus, pin)
+            outcome = run_one(
+                task, tools, placement.threads, progress, cpus, pin, at_once(placement)
+            )
         finish(progress, outcome)
         return outcome
 
@@ -387,7 +400,7 @@ def run_experiment(
             todo.append(
                 RunTask(spec, c.variant, c.seed, layout, tuple(command), backend, c.complete)
             )
-    if outcomes:
+    if outcomes and todo:  # with nothing to do, the caller's last line says so
         print(f"{len(outcomes)} of {len(choices)} runs already complete; skipping them")
     if stale:
         what = (
@@ -398,6 +411,8 @@ def run_experiment(
         print(f"{len(stale)} complete runs differ from what the spec now gives; {what}:")
         for c in stale:
             print(f"  {c.variant}/seed-{c.seed}: {', '.join(c.changed)} changed")
+    if not todo:  # no placement, no progress: nothing runs
+        return outcomes
     print(f"backend: {backend.name}")
     first = [t for t in todo if not spec.variant(t.variant).consensus_from]
     then = [t for t in todo if spec.variant(t.variant).consensus_from]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from runner.analyses.answers import MIN_INTERVAL_SEEDS, UNDETERMINED, Answer
 from runner.analyses.power import MAX_SEEDS
 from runner.analyses.stats import Estimate, number
@@ -28,9 +30,11 @@ def _verdict_text(a: Answer) -> str:
 
 def change_text(estimate: Estimate, look: int | None, critical: float | None) -> str:
     """An answer's change with its 95% interval, as the report prints it
-    wherever it appears (the Answers and Claims sections)."""
+    wherever it appears (the Answers, Claims and Changes sections, and the
+    console): under MIN_INTERVAL_SEEDS seeds the change alone."""
     if estimate.n < MIN_INTERVAL_SEEDS:
-        return estimate.format(100, "%").split(" [")[0] + " (no interval)"
+        alone = Estimate(estimate.mean, None, None, estimate.n).format(100, "%")
+        return alone.split(" (")[0] + ("" if math.isnan(estimate.mean) else " (no interval)")
     text = estimate.format(100, "%")
     if look is not None and critical is not None:
         text += f" (look {look + 1}, t = {critical:.2f})"
@@ -59,19 +63,11 @@ ROUNDS_NOTE = (
 )
 
 
-def answers_section(
-    found: list[Answer], cpu: list[float | None] | None = None, rounds: bool = False
-) -> list[str]:
-    """The section; ``cpu``: the CPU-hours behind each answer, in order."""
-    lines = ["", "## Answers", ""]
-    if not found:
-        return lines + [
-            "This spec states no hypotheses, so nothing below is a test: every comparison "
-            "in the report is exploratory."
-        ]
-    lines += [INTRO, ""]
-    if rounds:
-        lines += [ROUNDS_NOTE, ""]
+def answer_rows(
+    found: list[Answer], cpu: list[float | None] | None = None
+) -> tuple[list[str], list[list[str]]]:
+    """The Answers table's header and rows: the report's section and the
+    console both print these."""
     bootstrapped = any(a.bootstrap for a in found)
     header = ["hypothesis", "what it tests", "change [95% CI]", "seeds", "verdict"]
     if cpu is not None:
@@ -93,7 +89,35 @@ def answers_section(
         if bootstrapped:
             row.insert(3, a.bootstrap.format(100, "%") if a.bootstrap else "n/a")
         rows.append(row)
-    lines += table(header, rows)
+    return header, rows
+
+
+def console_lines(header: list[str], rows: list[list[str]]) -> list[str]:
+    """The Answers for a terminal: per hypothesis its name and what it
+    tests on one line, then each other column of its row on a line of its
+    own (a table's row of long cells wraps beyond reading there)."""
+    lines = []
+    for row in rows:
+        cells = dict(zip(header, row, strict=True))
+        lines.append(f"{cells.pop('hypothesis')}: {cells.pop('what it tests')}")
+        lines += [f"  {name}: {value}" for name, value in cells.items()]
+    return lines
+
+
+def answers_section(
+    found: list[Answer], cpu: list[float | None] | None = None, rounds: bool = False
+) -> list[str]:
+    """The section; ``cpu``: the CPU-hours behind each answer, in order."""
+    lines = ["", "## Answers", ""]
+    if not found:
+        return lines + [
+            "This spec states no hypotheses, so nothing below is a test: every comparison "
+            "in the report is exploratory."
+        ]
+    lines += [INTRO, ""]
+    if rounds:
+        lines += [ROUNDS_NOTE, ""]
+    lines += table(*answer_rows(found, cpu))
     reasons = [f"- {a.hypothesis.name}: {a.hypothesis.why}" for a in found if a.hypothesis.why]
     if reasons:
         lines += ["", "Why these changes matter:", "", *reasons]

@@ -10,21 +10,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.analyses.answers import answer_record, answers, cpu_hours
+from runner.analyses.answers import Answer, answer_record, answers, changes_key, cpu_hours
 from runner.analyses.as_data import as_data
-from runner.analyses.inputs import Inputs
+from runner.analyses.inputs import ChangeKey, Inputs
 from runner.analyses.seed_rounds import read_rounds
 from runner.layout import Layout, partial_path
 from runner.manifest import STATUS_COMPLETE, read_manifest, write_json_atomic
 from runner.network.backends import backend_named
 from runner.network.identity import TOOLS_PART, changed_parts, spec_parts
-from runner.report.answers import answers_section
+from runner.report.answers import answer_rows, answers_section, change_text
 from runner.report.base import Analysis
 from runner.report.claims import claims_section
 from runner.report.html import write_html
 from runner.report.markdown import table
 from runner.spec.model import Spec
-from runner.tables.schema import CIRCUITS, TRANSFERS, LogDamageRow, read_log_damage
+from runner.tables.schema import (
+    CIRCUITS,
+    TRANSFERS,
+    LogDamageRow,
+    TransferRow,
+    read_log_damage,
+)
 
 
 @dataclass(frozen=True)
@@ -32,7 +38,8 @@ class ReportResult:
     path: Path
     checks_passed: bool
     failures: list[str]
-    answers: list[str]  # the Answers table's lines, for the console
+    # The Answers table's header and rows, as the report gives them, for the console.
+    answers: tuple[list[str], list[list[str]]]
 
 
 def _manifests(spec: Spec, layout: Layout) -> list[dict[str, Any]]:
@@ -254,12 +261,15 @@ def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) 
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
+    transfers = TRANSFERS.read(layout.transfers_csv)
+    found = answers(spec, layout, transfers)
     inputs = Inputs(
         spec,
         layout,
-        TRANSFERS.read(layout.transfers_csv),
+        transfers,
         CIRCUITS.read(layout.circuits_csv),
         measured_clients,
+        answered_changes(found, transfers),
     )
     asked = [a for a in analyses if a.applies(spec)]
     sections = []
@@ -284,7 +294,6 @@ def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) 
     }
 
     head, ran = _what_ran(spec, layout, manifests, damage)
-    found = answers(spec, layout, inputs.transfers)
     cpu = [cpu_hours(spec, layout, a) for a in found]
     records = [answer_record(a, c, spec.claims) for a, c in zip(found, cpu, strict=True)]
     # The results as data, beside the tables (runner.load reads them).
@@ -295,7 +304,6 @@ def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) 
     # title and description.
     claimed = claims_section(records, spec.claims)
     lines = [*head, *claimed, *([""] if claimed else []), *answered[1:], "", *ran]
-    table_lines = [line for line in answered if line.startswith("|")]
     lines += ["", "## Checks"]
     for section in sections:
         lines += section.checks
@@ -318,4 +326,17 @@ def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) 
     if out.exists():
         shutil.rmtree(out)
     work.rename(out)
-    return ReportResult(out / "report.md", not failures, failures, table_lines)
+    return ReportResult(out / "report.md", not failures, failures, answer_rows(found, cpu))
+
+
+def answered_changes(
+    found: Sequence[Answer], transfers: Sequence[TransferRow]
+) -> dict[ChangeKey, tuple[str, str]]:
+    """The Changes table's comparisons that hypotheses answer, each with
+    the hypothesis and its change as the Answers section gives it."""
+    answered = {}
+    for a in found:
+        key = changes_key(a.hypothesis, transfers)
+        if key is not None:
+            answered[key] = (a.hypothesis.name, change_text(a.estimate, a.look, a.critical))
+    return answered

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from runner.analyses.power import MAX_SEEDS
-from runner.analyses.seed_plan import PROBABILITY, Plan, Prediction
+from runner.analyses.seed_plan import PROBABILITY, PilotConditions, Plan, Prediction
 from runner.analyses.stats import number
 from runner.report.markdown import table
 
@@ -42,8 +42,9 @@ def render(plan: Plan, cores_here: int, cores_there: int) -> list[str]:
         "## The change and the spread between seeds, per hypothesis",
         "",
         "Variances of a seed's log ratio (variant over reference). *Transfers*: between a "
-        "client's transfers; *clients*: between measured clients (n/a with one a seed: it "
-        "then stays in *seeds*); *seeds*: between networks beyond both. Seeds to decide: the "
+        "client's transfers; *clients*: between measured clients, n/a where a seed has only "
+        "one measured client, whose part then stays in *seeds*; *seeds*: between networks "
+        "beyond both. Seeds to decide: the "
         f"fewest seeds whose fixed-size 95% interval is decisive with {PROBABILITY:.0%} "
         "probability, at the change and spread seen.",
         "",
@@ -76,17 +77,23 @@ def render(plan: Plan, cores_here: int, cores_there: int) -> list[str]:
     if cost is None:
         lines += ["The pilot's runs recorded no CPU time: no cost can be given."]
     else:
-        how = (
-            "fitted on the pilot's runs"
-            if cost.fitted
-            else "split by host counts (too few runs, or no slope, to fit)"
-        )
+        if cost.fitted:
+            how = f"fitted on the pilot's {cost.runs} runs"
+        elif cost.runs == 1:
+            how = "split by host counts, as one run is too few to fit"
+        else:
+            how = (
+                f"split by host counts, as the pilot's {cost.runs} runs are too few, or show "
+                "no slope, to fit"
+            )
         lines += [
-            f"A run: {number(cost.fixed_cpu_s, 0)} CPU seconds fixed plus "
+            f"A run costs {number(cost.fixed_cpu_s, 0)} CPU seconds fixed, plus "
             f"{number(cost.cpu_s_per_byte * cost.bytes_per_run, 0)} for the "
-            f"{number(cost.bytes_per_run / 1e6, 0)} MB its measured clients moved ({how}, "
-            f"{cost.runs} runs); wall time {cost.wall_per_cpu:.2f} x CPU time.",
+            f"{number(cost.bytes_per_run / 1e6, 0)} MB its measured clients moved: {how}. "
+            f"Its wall time is {cost.wall_per_cpu:.2f} times its CPU time.",
         ]
+        if plan.conditions is not None:
+            lines += ["", *conditions_text(plan.conditions)]
     if plan.busiest is not None:
         lines += [
             "",
@@ -135,6 +142,44 @@ def render(plan: Plan, cores_here: int, cores_there: int) -> list[str]:
             f"{_hours(best.cpu_hours_expected)} CPU-hours.",
         ]
     return lines
+
+
+def _counts(values: tuple[int, ...]) -> str:
+    return str(values[0]) if len(values) == 1 else f"{values[0]} to {values[-1]}"
+
+
+def conditions_text(c: PilotConditions) -> list[str]:
+    """What the pilot's cost was measured under, and how far to trust it,
+    in plain sentences."""
+    if c.at_once:
+        where = "one machine" if c.machines <= 1 else f"{c.machines} machines"
+        cpus = f" of {_counts(c.machine_cpus)} CPUs" if c.machine_cpus else ""
+        contention = (
+            f"The pilot ran up to {_counts(c.at_once)} runs at once, on {where}{cpus}. Each "
+            "run's CPU time was measured with the others running beside it, so it includes "
+            "what they cost each other: runs at once share the machine's caches and memory "
+            "bandwidth."
+        )
+    else:
+        contention = (
+            "The pilot's manifests do not record how many runs were at once (they were made "
+            "before runs recorded it). Each run's CPU time was measured with whatever else "
+            "ran beside it, and includes what those runs cost it: runs at once share the "
+            "machine's caches and memory bandwidth."
+        )
+    if c.farthest_off is None:
+        trust = (
+            "How far to trust the figure: one run shows nothing of how much runs vary, so "
+            "take the CPU-hours below as a rough guide only."
+        )
+    else:
+        trust = (
+            f"How far to trust the figure: the pilot's {c.runs} runs came within "
+            f"{c.farthest_off:.0%} of it, so take the CPU-hours below as good to about that "
+            "on a machine like the pilot's with as many runs at once, and as further off "
+            "with more or fewer at once, or on another machine."
+        )
+    return [contention, "", trust]
 
 
 def _later_rounds(plan: Plan) -> str:

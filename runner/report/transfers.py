@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from runner.analyses.answers import MIN_INTERVAL_SEEDS
 from runner.analyses.inputs import Inputs
-from runner.analyses.transfers import TransfersResult
+from runner.analyses.transfers import Change, TransfersResult
 from runner.report.base import Section
 from runner.report.markdown import seconds, table
 from runner.report.plots import draw_all
@@ -110,6 +111,17 @@ def transfers_section(result: TransfersResult, inp: Inputs, out: Path) -> Sectio
     if bootstrapped:
         header += ["TTFB bootstrap", "TTLB bootstrap"]
     rows = []
+    answers = 0
+
+    def cell(key: tuple[str, str, str, int], metric: str, found: Change | None) -> str:
+        """A change with its interval; a hypothesis's answer where one is."""
+        nonlocal answers
+        answer = inp.answered.get((*key, metric))
+        if answer is not None:
+            answers += 1
+            return f"{answer[0]}: {answer[1]}"
+        return found.estimate.format(100, "%") if found else "n/a"
+
     for key, change in sorted(by_metric["ttlb"].items(), key=lambda kv: kv[0][2:]):
         first = by_metric["ttfb"].get(key)
         after = by_metric["after_first_byte"].get(key)
@@ -119,9 +131,9 @@ def transfers_section(result: TransfersResult, inp: Inputs, out: Path) -> Sectio
             key[0],
             key[1],
             str(change.estimate.n),
-            first.estimate.format(100, "%") if first else "n/a",
-            change.estimate.format(100, "%"),
-            after.estimate.format(100, "%") if after else "n/a",
+            cell(key, "ttfb", first),
+            cell(key, "ttlb", change),
+            cell(key, "after_first_byte", after),
         ]
         if bootstrapped:
             row += [
@@ -130,9 +142,18 @@ def transfers_section(result: TransfersResult, inp: Inputs, out: Path) -> Sectio
             ]
         rows.append(row)
     lines += table(header, rows)
+    if answers:
+        lines += [
+            "",
+            "A cell that begins with a hypothesis's name is that hypothesis's answer, as the "
+            "Answers section gives it: with the look's wider interval where the seeds ran in "
+            f"rounds, and no interval under {MIN_INTERVAL_SEEDS} seeds.",
+        ]
+    others = 3 * len(rows) - answers
     lines += [
         "",
-        f"These {3 * len(rows)} comparisons are exploratory"
+        (f"The other {others}" if answers else f"These {others}")
+        + " comparisons are exploratory"
         + (" (the hypotheses are answered above)" if result.hypotheses_named else "")
         + ": at a 95% level, about one in twenty comparisons of variants that do not "
         "differ will still show an interval that excludes zero, by chance alone.",

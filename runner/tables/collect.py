@@ -37,6 +37,14 @@ class Collected:
     rows: dict[str, int]  # table name -> rows written
     damaged_logs: int = 0
 
+    def line(self, where: str) -> str:
+        """What collect says it did: the runs, and the rows of each table
+        that has any (every table is written; one of an analysis the spec
+        does not ask for is empty, and naming it says nothing)."""
+        counts = ", ".join(f"{n} {name}" for name, n in self.rows.items() if n)
+        runs = f"{self.runs} run{'' if self.runs == 1 else 's'}"
+        return f"collected {runs}: {counts or 'no rows'} -> {where}"
+
 
 def tables(declared: Sequence[Table[Any]]) -> list[Table[Any]]:
     """The declared tables (each once: runner.experiments.tables_of), then

@@ -16,7 +16,14 @@ from distributed import get_client, get_worker
 
 from runner.errors import PrerequisiteError, RunError
 from runner.execute.cpus import OFF, OWN_CPUS, CpuSlots, choose_placement, usable_cpus
-from runner.execute.run import RunOutcome, RunTask, record_failure, resolve_tools, run_one
+from runner.execute.run import (
+    RunOutcome,
+    RunTask,
+    at_once,
+    record_failure,
+    resolve_tools,
+    run_one,
+)
 from runner.manifest import STATUS_FAILED
 
 PROGRESS_TOPIC = "tornet-run-progress"
@@ -116,5 +123,6 @@ def run_on_worker(task: RunTask, pinning: str, threads: int | None, token: str) 
             EventReporter(),
             cpus,
             pin=slots.placement.pinning != OFF,
+            at_once=at_once(slots.placement),
         )
     return replace(outcome, error=f"{where}: {outcome.error}") if outcome.error else outcome
