@@ -16,7 +16,10 @@ project's own questions, ``extension:``). The confirmatory ones are decided
 by Holm's step-down: with k of them still undecided, each interval is taken
 at level alpha / k; those it decides leave the rest a larger share, until a
 step decides none. The chance that any confirmatory verdict is wrong stays
-at alpha (5%); each exploratory verdict's at 5% on its own.
+at alpha (5%): Holm (1979) for tests of fixed hypotheses, Shaffer (1980)
+for verdicts that can err either way on independent hypotheses;
+tests/test_family.py checks it by simulation, on normal and skewed seeds.
+Each exploratory verdict's chance is 5% on its own.
 
 Each seed's statistic counts every measured client once (the median over
 clients of each client's quantile, runner/analyses/stats.client_quantile):
