@@ -255,9 +255,14 @@ def test_the_design_is_locked_once_rounds_have_run(tmp_path: Path) -> None:
     (line,) = design_change_lines(raised, record)
     assert line.startswith("- design changed after rounds had run (`--new-design`)")
     assert "do not hold" in line
-    # A spec edited after its rounds ran, not yet run again.
+    # A spec edited after its rounds ran, not yet run again: the report
+    # gives the design they ran under, and says the spec's differs.
     edited = design_change_lines(_spec({"min": 3, "max": 13}), record)
     assert "differ from the design the recorded rounds ran under" in edited[-1]
+    from runner.report.assemble import _rounds_line
+
+    lines = _rounds_line(_spec({"min": 3, "max": 13}), layout)
+    assert "rule: 3 to 15 seeds" in lines[0] and lines[1:] == [line, edited[-1]]
 
 
 def test_experiment_takes_new_design() -> None:

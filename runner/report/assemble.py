@@ -231,9 +231,13 @@ def _rounds_line(spec: Spec, layout: Layout) -> list[str]:
             f"exploratory, at 5%: {bounds}; confirmatory, at Holm's first step 5% / "
             f"{rule['confirmatory']}: {family}"
         )
+    # The design the rounds ran under (the spec's, unless it changed since).
+    low, high, step = (
+        rule.get(key, getattr(spec.seed_rounds, key)) for key in ("min", "max", "step")
+    )
     return [
-        f"- seed rounds: {len(data['rounds'])} ({counts} seeds; rule: {spec.seed_rounds.min} "
-        f"to {spec.seed_rounds.max} seeds, {spec.seed_rounds.step} more a round, stopping "
+        f"- seed rounds: {len(data['rounds'])} ({counts} seeds; rule: {low} "
+        f"to {high} seeds, {step} more a round, stopping "
         "when every hypothesis is decisive at the look's group-sequential boundary"
         + (f" ({bounds})" if bounds else "")
         + f"); stopped: {data['stopped']}",
