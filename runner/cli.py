@@ -285,17 +285,19 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     run_code = 0
     if spec.seed_rounds is not None:
         from runner.analyses.answers import answers
-        from runner.analyses.seed_rounds import run_in_rounds
+        from runner.analyses.seed_rounds import check_design, run_in_rounds
         from runner.tables.schema import TRANSFERS
 
         layout = _layout(spec, args)
+        # Refused before any run: rounds that ran under another design.
+        changes = check_design(spec, layout, getattr(args, "new_design", False))
 
         def answer_round(current: Spec) -> list[Answer]:
             _collect(current, args)
             return answers(current, layout, TRANSFERS.read(layout.transfers_csv))
 
         spec, run_code = run_in_rounds(
-            spec, layout, lambda current: _run(current, args), answer_round
+            spec, layout, lambda current: _run(current, args), answer_round, changes
         )
     else:
         run_code = _run(spec, args)
@@ -568,6 +570,13 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--baseline", required=True, help="baseline JSON file")
             p.add_argument("--write", action="store_true", help="write the baseline instead")
             p.add_argument("--skip-run", action="store_true", help="use the collected tables")
+        if name in ("experiment", "regress"):
+            p.add_argument(
+                "--new-design",
+                action="store_true",
+                help="run seed rounds under the spec's seeds {min, max, step} though recorded "
+                "rounds ran under another (the report then says their error rates do not hold)",
+            )
         if name == "plan":
             p.add_argument(
                 "--pilot",

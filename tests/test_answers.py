@@ -15,10 +15,11 @@ from runner.analyses.answers import (
     SUPPORTED,
     UNDETERMINED,
     answer,
+    answer_record,
     seeds_needed,
     verdict,
 )
-from runner.analyses.power import Target, decisive_probability
+from runner.analyses.power import Target, decisive_probability, seeds_to_decisive
 from runner.analyses.stats import Estimate
 from runner.errors import SpecError
 from runner.experiments import parse_spec
@@ -207,3 +208,38 @@ def test_two_seeds_give_no_interval_to_read_as_an_answer() -> None:
     found = answer(FASTER, four, [])
     assert found.verdict == SUPPORTED and found.few
     assert "rests on a normal spread between only 4 seeds" in "\n".join(answers_section([found]))
+
+
+def test_the_no_change_band_is_symmetric_on_the_log_scale() -> None:
+    # A 10% decrease: the band runs from -10% to its mirror, 1 / 0.9 - 1.
+    assert Target(-1, 0.10).band == pytest.approx((-0.10, 1 / 0.9 - 1))
+    assert verdict(_estimate(-0.05, 0.105), FASTER) == NO_CHANGE
+    assert verdict(_estimate(-0.05, 0.112), FASTER) == UNDETERMINED
+    # A 10% increase: from 1 / 1.1 - 1 (-9.1%) to +10%.
+    slower = Hypothesis("s", "a", "b", "ttlb", "increase", 0.10)
+    assert Target(1, 0.10).band == pytest.approx((1 / 1.1 - 1, 0.10))
+    assert verdict(_estimate(-0.095, 0.05), slower) == UNDETERMINED
+    assert verdict(_estimate(-0.09, 0.05), slower) == NO_CHANGE
+
+
+def test_no_prediction_is_fewer_seeds_than_a_verdict_needs() -> None:
+    # two seeds tell a spread, and would decide it, but a verdict needs three
+    assert seeds_needed([-0.50, -0.51], FASTER) == 3
+    assert seeds_needed([-0.50, -0.51, -0.49], FASTER) == 3
+    assert seeds_to_decisive(-0.5, 0.0, Target(-1, 0.1)) == 3
+
+
+def test_skewed_seeds_are_marked() -> None:
+    rows = []
+    for seed, factor in enumerate((0.70, 0.71, 0.69, 0.70, 0.72, 0.30), start=1):
+        rows += _rows("conflux-off", seed, 10.0) + _rows("conflux-on", seed, 10.0 * factor)
+    found = answer(FASTER, rows, [])
+    assert found.skewness is not None and found.skewness < -2 and found.skewed
+    record = answer_record(found, None)
+    assert record["skewed"] is True and record["skewness"] == found.skewness
+    assert "skewed seeds (skewness -2.4" in "\n".join(answers_section([found]))
+    even = []
+    for seed, factor in enumerate((0.68, 0.70, 0.72, 0.69, 0.71), start=1):
+        even += _rows("conflux-off", seed, 10.0) + _rows("conflux-on", seed, 10.0 * factor)
+    assert not answer(FASTER, even, []).skewed
+    assert "skewed seeds" not in "\n".join(answers_section([answer(FASTER, even, [])]))

@@ -244,11 +244,11 @@ def test_the_claims_table_puts_the_paper_number_beside_the_project_interval() ->
     assert inside["extension"] is None
     assert _row(inside) == (
         "| C1 | Conflux shortens downloads | conflux-shortens-10mb | Table I, 10 MB: -25.4% "
-        "| -28.0% [-40.0, -16.0] | supported | yes |"
+        "| -28.0% [-40.0, -16.0] (α = 5%, t = 2.78) | supported | yes |"
     )
     outside = _record(h, -0.20, -0.02)
     assert outside["claim"]["inside_interval"] is False
-    assert _row(outside).endswith("| -11.0% [-20.0, -2.0] | undetermined | no |")
+    assert _row(outside).endswith("| -11.0% [-20.0, -2.0] (α = 5%, t = 2.78) | undetermined | no |")
 
 
 def test_a_throughput_claim_is_read_as_a_time_and_says_so() -> None:
@@ -259,14 +259,17 @@ def test_a_throughput_claim_is_read_as_a_time_and_says_so() -> None:
     assert _row(record) == (
         "| M3 | five downloads finish faster | n5-download | five concurrent downloads, "
         "5 circuits vs 1: -32.4% (the paper's +48.0% throughput) | -35.0% [-40.0, -30.0] "
-        "| supported | yes |"
+        "(α = 5%, t = 2.78) | supported | yes |"
     )
 
 
 def test_qualitative_claims_and_too_few_seeds_have_no_inside() -> None:
     qualitative = _record(_hypothesis(Claim("C1", "Table I")), -0.40, -0.16)
     assert qualitative["claim"]["inside_interval"] is None
-    assert "| Table I: qualitative | -28.0% [-40.0, -16.0] | supported | - |" in _row(qualitative)
+    assert (
+        "| Table I: qualitative | -28.0% [-40.0, -16.0] (α = 5%, t = 2.78) | supported | - |"
+        in (_row(qualitative))
+    )
     few = _record(_hypothesis(), -0.40, -0.16, n=2)
     assert few["claim"]["inside_interval"] is None
     assert _row(few).endswith("| -28.0% (no interval) | too few seeds (2) | - |")
@@ -275,10 +278,10 @@ def test_qualitative_claims_and_too_few_seeds_have_no_inside() -> None:
 def test_the_claims_and_answers_sections_print_one_interval_text() -> None:
     h = _hypothesis()
     estimate = Estimate(-0.28, -0.40, -0.16, 5)
-    a = Answer(h, estimate, SUPPORTED, critical=3.5, look=1)
+    a = Answer(h, estimate, SUPPORTED, critical=3.5, look=1, alpha=0.05 / 3)
     answers_row = [x for x in answers_section([a]) if x.startswith("| conflux")][0]
     record = json.loads(json.dumps(answer_record(a, None, LEDGER)))
-    text = "-28.0% [-40.0, -16.0] (look 2, t = 3.50)"
+    text = "-28.0% [-40.0, -16.0] (α = 1.67%, look 2, t = 3.50)"
     assert f"| {text} |" in answers_row and f"| {text} |" in _row(record)
 
 
@@ -382,7 +385,7 @@ def test_runner_claims_reads_the_local_backends_answers_too(tmp_path: Path) -> N
     layout.experiment_dir.rename(local)
     page = _claims_page(tmp_path, results)
     assert f"Results: `{local / 'answers.json'}`." in page
-    assert "| -28.3% [-72.7, +88.4] (look 1, t = 6.07) | undetermined | yes |" in page
+    assert "| -28.3% [-99.4, +7,868] (α = 1.67%, look 1, t = 29.62) | undetermined | yes |" in page
     (local / "answers.json").write_text("{not json")
     page = _claims_page(tmp_path, results)
     assert "does not read as JSON" in page and "| not run | - | - |" in page

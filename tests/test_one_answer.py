@@ -61,7 +61,7 @@ def _places(text: str, hypothesis: str) -> dict[str, list[str]]:
     """Every text the report gives for a hypothesis's change: its Answers
     cell, its Claims cell, and each Changes cell that names it."""
     answers = _section(text, "Answers")
-    change = _column(answers, "change [95% CI]")
+    change = _column(answers, "change [interval]")
     found = {"answers": [r[change] for r in answers[1:] if r[0] == hypothesis]}
     claims = _section(text, "Claims")
     if "## Claims" in text and len(claims) > 1:
@@ -151,5 +151,6 @@ def test_the_console_gives_the_reports_answers(
         expected.append(f"{cells.pop('hypothesis')}: {cells.pop('what it tests')}")
         expected += [f"  {k}: {v}" for k, v in cells.items()]
     assert console == expected
-    assert "  change [95% CI]: -50.3% (no interval)" in console
+    assert "  change [interval]: -50.3% (no interval)" in console
+    assert "  family: exploratory" in console
     assert not any(line.startswith("|") for line in console)

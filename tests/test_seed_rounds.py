@@ -10,7 +10,13 @@ import pytest
 import yaml
 
 from runner.analyses.answers import Answer, verdict
-from runner.analyses.seed_rounds import ROUNDS_FILE, run_in_rounds, seeds_in_use
+from runner.analyses.seed_rounds import (
+    ROUNDS_FILE,
+    check_design,
+    design_change_lines,
+    run_in_rounds,
+    seeds_in_use,
+)
 from runner.analyses.stats import Estimate
 from runner.errors import SpecError
 from runner.experiments import parse_spec
@@ -49,7 +55,7 @@ def test_a_range_of_seeds_starts_with_min_and_needs_a_hypothesis() -> None:
 
 
 def _rounds(
-    tmp_path: Path, centre: float, width_of: Any, seeds: Any
+    tmp_path: Path, centre: float, width_of: Any, seeds: Any, changes: Any = ()
 ) -> tuple[Spec, dict[str, Any], list[tuple[int, ...]]]:
     spec = _spec(seeds)
     layout = Layout(tmp_path, spec.name)
@@ -65,7 +71,7 @@ def _rounds(
         est = Estimate(centre, centre - w / 2, centre + w / 2, len(current.seeds))
         return [Answer(h, est, verdict(est, h))]
 
-    final, code = run_in_rounds(spec, layout, run_round, answer_round)
+    final, code = run_in_rounds(spec, layout, run_round, answer_round, changes)
     assert code == 0
     return final, json.loads((layout.experiment_dir / ROUNDS_FILE).read_text()), ran
 
@@ -80,6 +86,10 @@ def test_rounds_stop_once_every_verdict_is_decisive(tmp_path: Path) -> None:
     assert record["rounds"][0]["verdicts"] == {"conflux-shortens-5mib": "undetermined"}
     assert record["rule"]["looks"] == [3, 5, 7, 9, 11]
     assert len(record["rule"]["t_boundaries"]) == 5
+    # ci-small's one hypothesis tests a claim: a family of one, at 5%
+    assert record["rule"]["confirmatory"] == 1 and record["rule"]["skew"] == 2.0
+    assert record["rule"]["family_t_boundaries"] == record["rule"]["t_boundaries"]
+    assert record["rounds"][0]["alphas"] == {"conflux-shortens-5mib": 0.05}
     assert seeds_in_use(_spec({"min": 3, "max": 11}), Layout(tmp_path, "ci-small")).seeds == (
         final.seeds
     )
@@ -220,3 +230,44 @@ def test_a_needed_variant_brings_the_variant_its_limit_is_measured_from() -> Non
     # both limited variants take their limit from the unlimited run of the seed
     assert needed_variants(spec, found) >= {"relays20-low", "limit-low", "unlimited"}
     assert "growth" not in needed_variants(spec, found)
+
+
+def test_the_design_is_locked_once_rounds_have_run(tmp_path: Path) -> None:
+    _rounds(tmp_path, -0.3, lambda n: 2.7 / n, {"min": 3, "max": 11})
+    layout = Layout(tmp_path, "ci-small")
+    assert check_design(_spec({"min": 3, "max": 11}), layout, new_design=False) == []
+    raised = _spec({"min": 3, "max": 15})
+    with pytest.raises(SpecError) as caught:
+        check_design(raised, layout, new_design=False)
+    assert caught.value.key == "seeds"
+    assert (
+        "{min: 3, max: 11, step: 2} is the design 3 rounds (7 seeds) already ran under, and "
+        "the spec now says {min: 3, max: 15, step: 2}" in str(caught.value)
+    )
+    assert "--new-design" in str(caught.value)
+    changes = check_design(raised, layout, new_design=True)
+    ran, now = {"min": 3, "max": 11, "step": 2}, {"min": 3, "max": 15, "step": 2}
+    assert changes == [{"from": ran, "to": now, "after_seeds": 7}]
+    # The rounds under the new design keep the change; the report says so.
+    _, record, _ = _rounds(tmp_path, -0.3, lambda n: 2.7 / n, {"min": 3, "max": 15}, changes)
+    assert record["design_changes"] == changes
+    assert check_design(raised, layout, new_design=False) == changes
+    (line,) = design_change_lines(raised, record)
+    assert line.startswith("- design changed after rounds had run (`--new-design`)")
+    assert "do not hold" in line
+    # A spec edited after its rounds ran, not yet run again: the report
+    # gives the design they ran under, and says the spec's differs.
+    edited = design_change_lines(_spec({"min": 3, "max": 13}), record)
+    assert "differ from the design the recorded rounds ran under" in edited[-1]
+    from runner.report.assemble import _rounds_line
+
+    lines = _rounds_line(_spec({"min": 3, "max": 13}), layout)
+    assert "rule: 3 to 15 seeds" in lines[0] and lines[1:] == [line, edited[-1]]
+
+
+def test_experiment_takes_new_design() -> None:
+    from runner.cli import build_parser
+
+    args = build_parser().parse_args(["experiment", "x.yaml", "--new-design"])
+    assert args.new_design
+    assert not build_parser().parse_args(["experiment", "x.yaml"]).new_design

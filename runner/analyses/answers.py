@@ -1,20 +1,37 @@
 """Answers to the hypotheses a spec states: an estimate of each change with
-its 95% interval, the seeds behind it, and a verdict.
+its interval, the seeds behind it, and a verdict.
 
 Verdicts, for a change expected in direction d with smallest change m:
 supported (the whole interval is beyond m in direction d), no change that
-matters (the whole interval inside +-m), contradicted (the whole interval on
-the other side of zero, and not inside +-m), otherwise undetermined, with the seeds that
-would give a decisive verdict with 80% probability, from the change and the
-spread between the seeds seen so far (runner/analyses/power.py).
+matters (the whole interval inside the band of changes too small to matter:
+m on the expected side and its mirror on the log scale, Target.band),
+contradicted (the whole interval on the other side of zero, and not inside
+the band), otherwise undetermined, with the seeds that would give a decisive
+verdict with 80% probability, from the change and the spread between the
+seeds seen so far (runner/analyses/power.py).
+
+The error rate is family-wise over the confirmatory hypotheses (those that
+test a published claim) and per comparison for the exploratory ones (the
+project's own questions, ``extension:``). The confirmatory ones are decided
+by Holm's step-down: with k of them still undecided, each interval is taken
+at level alpha / k; those it decides leave the rest a larger share, until a
+step decides none. The chance that any confirmatory verdict is wrong stays
+at alpha (5%): Holm (1979) for tests of fixed hypotheses, Shaffer (1980)
+for verdicts that can err either way on independent hypotheses;
+tests/test_family.py checks it by simulation, on normal and skewed seeds.
+Each exploratory verdict's chance is 5% on its own.
 
 Each seed's statistic counts every measured client once (the median over
 clients of each client's quantile, runner/analyses/stats.client_quantile):
 a fast client that finishes many transfers does not outvote a slow one.
-Seeds are the unit: the interval is across seeds, at the 95% t value, or at
-the sequential design's boundary where the seeds ran in rounds
-(runner/analyses/sequential.py). Under 3 seeds there is no interval to
-read; under 5 a verdict rests on the seeds' spread being normal.
+Seeds are the unit: the interval is across seeds, at the rule's t value for
+the hypothesis's level: one look, or the sequential design's boundary where
+the seeds ran in rounds (runner/analyses/sequential.py; both allow for
+seeds' log ratios skewed up to sequential.SKEW). Under 3 seeds there is no
+interval to read; under 5 a verdict rests on the seeds' spread being
+normal; from 5 on, seeds whose log ratios are skewed (sample skewness beyond
++-SKEWED) are marked: the verdict rests on their skew being no more than the
+rule allows for.
 """
 
 from __future__ import annotations
@@ -22,23 +39,23 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 from runner.analyses.client_bandwidth import ClientBandwidth, per_client
 from runner.analyses.inputs import ChangeKey
-from runner.analyses.power import Target, seeds_to_decisive
+from runner.analyses.power import MIN_SEEDS, Target, seeds_to_decisive
 from runner.analyses.rounds import Round, class_phases, rounds
-from runner.analyses.sequential import SequentialDesign
+from runner.analyses.sequential import ALPHA, SequentialDesign, one_look_critical
 from runner.analyses.stats import (
     ClientQuantile,
     Estimate,
     PairedChange,
     interaction_change,
     paired_change,
+    ratio_change_ci,
 )
 from runner.analyses.transfers import METRICS
 from runner.layout import Layout
@@ -52,8 +69,16 @@ SUPPORTED = "supported"
 CONTRADICTED = "contradicted"
 NO_CHANGE = "no change that matters"
 UNDETERMINED = "undetermined"
-MIN_INTERVAL_SEEDS = 3  # fewer give an interval too wide to read as an answer
+MIN_INTERVAL_SEEDS = MIN_SEEDS  # fewer give an interval too wide to read as an answer
 NORMAL_SPREAD_SEEDS = 5  # fewer: a verdict rests on the seeds' spread being normal
+SKEWED = 1.0  # seeds' log ratios whose sample skewness is beyond this are marked
+CONFIRMATORY = "confirmatory"  # tests a published claim: in the family
+EXPLORATORY = "exploratory"  # the project's own question: per comparison
+
+
+def family(h: Hypothesis) -> str:
+    """Whether a hypothesis is in the experiment's family (tests a claim)."""
+    return CONFIRMATORY if h.claim is not None else EXPLORATORY
 
 
 @dataclass(frozen=True)
@@ -65,6 +90,8 @@ class Answer:
     bootstrap: Estimate | None = None
     critical: float | None = None  # the t value of the interval
     look: int | None = None  # the sequential design's look (0-based), if in rounds
+    alpha: float = ALPHA  # the level its interval used: its share of the family's, or 5%
+    skewness: float | None = None  # of the seeds' log ratios, from NORMAL_SPREAD_SEEDS seeds
 
     @property
     def too_few(self) -> bool:
@@ -74,31 +101,74 @@ class Answer:
     def few(self) -> bool:
         return self.estimate.n < NORMAL_SPREAD_SEEDS
 
+    @property
+    def family(self) -> str:
+        return family(self.hypothesis)
+
+    @property
+    def skewed(self) -> bool:
+        """The seeds' log ratios look skewed: the verdict rests on their skew
+        being no more than the rule allows for (sequential.SKEW)."""
+        return self.skewness is not None and abs(self.skewness) > SKEWED
+
+
+def first_step_alpha(
+    h: Hypothesis, hypotheses: Sequence[Hypothesis], alpha: float = ALPHA
+) -> float:
+    """The level of ``h``'s interval at Holm's first step over ``hypotheses``
+    (every confirmatory one undecided): alpha / k for a confirmatory one,
+    alpha for an exploratory one. The plan's level: later steps' are larger."""
+    if family(h) == EXPLORATORY:
+        return alpha
+    return alpha / max(1, sum(family(other) == CONFIRMATORY for other in hypotheses))
+
+
+def target(h: Hypothesis) -> Target:
+    return Target(h.direction, h.smallest_change)
+
 
 def verdict(estimate: Estimate, h: Hypothesis) -> str:
     low, high = estimate.low, estimate.high
     if low is None or high is None:
         return UNDETERMINED
-    m = h.smallest_change
-    if (h.direction < 0 and high < -m) or (h.direction > 0 and low > m):
+    below, above = target(h).band
+    if (h.direction < 0 and high < below) or (h.direction > 0 and low > above):
         return SUPPORTED
-    # Inside +-m first: a change surely the wrong way but too small to matter
-    # is no change that matters, as in an equivalence test.
-    if -m < low and high < m:
+    # Inside the band first: a change surely the wrong way but too small to
+    # matter is no change that matters, as in an equivalence test.
+    if below < low and high < above:
         return NO_CHANGE
     if (h.direction < 0 and low > 0) or (h.direction > 0 and high < 0):
         return CONTRADICTED
     return UNDETERMINED
 
 
-def seeds_needed(log_ratios: Sequence[float], h: Hypothesis) -> int | None:
-    """The fewest seeds likely (80%) to give a decisive verdict, if the seeds
-    so far tell the change and its spread; None if they cannot (under two)."""
+def seeds_needed(log_ratios: Sequence[float], h: Hypothesis, alpha: float = ALPHA) -> int | None:
+    """The fewest seeds likely (80%) to give a decisive verdict at level
+    ``alpha``, if the seeds so far tell the change and its spread; None if
+    they cannot (under two). Never fewer than MIN_INTERVAL_SEEDS, the fewest
+    a verdict needs."""
     if len(log_ratios) < 2:
         return None
     effect = float(np.mean(log_ratios))
     sd = float(np.std(log_ratios, ddof=1))
-    return seeds_to_decisive(effect, sd, Target(h.direction, h.smallest_change))
+    return seeds_to_decisive(effect, sd, target(h), alpha=alpha)
+
+
+def skewness(log_ratios: Sequence[float]) -> float | None:
+    """The sample skewness (adjusted Fisher-Pearson, G1) of the seeds' log
+    ratios, from NORMAL_SPREAD_SEEDS seeds on; None before, or where they
+    barely spread (the same ratio on every seed, up to rounding)."""
+    x = np.asarray(log_ratios, dtype=float)
+    n = len(x)
+    if n < NORMAL_SPREAD_SEEDS:
+        return None
+    d = x - x.mean()
+    m2 = float(np.mean(d * d))
+    if m2 <= (1e-9 * (1 + abs(float(x.mean())))) ** 2:
+        return None
+    g1 = float(np.mean(d**3)) / math.pow(m2, 1.5)
+    return g1 * math.sqrt(n * (n - 1)) / (n - 2)
 
 
 def per_seed_samples(
@@ -197,6 +267,97 @@ def seed_change(
     return paired_change([(a, b) for a, b in seeds], statistic, critical)
 
 
+@dataclass(frozen=True)
+class Observed:
+    """A hypothesis's seeds, before a level is chosen for its interval."""
+
+    hypothesis: Hypothesis
+    change: PairedChange
+    look: int | None = None  # the sequential design's look, if in rounds
+    design: SequentialDesign | None = None
+
+    @property
+    def log_ratios(self) -> list[float]:
+        return [math.log(r) for r in self.change.ratios]
+
+
+def observe(
+    h: Hypothesis,
+    transfers: Iterable[TransferRow],
+    bandwidths: Sequence[ClientBandwidth],
+    rounds: Sequence[Round] = (),
+    design: SequentialDesign | None = None,
+    seeds_ran: int | None = None,
+) -> Observed:
+    """``design``: the seeds ran in rounds of this design, ``seeds_ran`` of
+    them so far; the interval is then that look's repeated confidence
+    interval."""
+    samples, statistic = per_seed_samples(h, transfers, bandwidths, rounds)
+    seeds = seed_samples(h, samples)
+    look = None
+    if design is not None:
+        paired = sum(1 for sides in seeds if all(len(side) for side in sides))
+        look = design.look_of(seeds_ran if seeds_ran is not None else paired)
+    return Observed(h, seed_change(h, seeds, statistic), look, design)
+
+
+def critical_value(o: Observed, alpha: float) -> float | None:
+    """The t value of the rule's interval at level ``alpha``: the design's
+    boundary at the look, or one look's over the seeds there are."""
+    n = len(o.change.ratios)
+    if n < 2:
+        return None
+    if o.design is None or o.look is None:
+        return one_look_critical(n, alpha)
+    return o.design.t_critical(o.look, n, alpha)
+
+
+def answer_at(o: Observed, alpha: float) -> Answer:
+    """The answer with its interval at level ``alpha`` (no prediction yet)."""
+    critical = critical_value(o, alpha)
+    estimate = ratio_change_ci(o.change.ratios, critical=critical)
+    h = o.hypothesis
+    found = verdict(estimate, h) if estimate.n >= MIN_INTERVAL_SEEDS else UNDETERMINED
+    return Answer(
+        h,
+        estimate,
+        found,
+        bootstrap=o.change.bootstrap,
+        critical=critical,
+        look=o.look,
+        alpha=alpha,
+        skewness=skewness(o.log_ratios),
+    )
+
+
+def with_prediction(a: Answer, o: Observed) -> Answer:
+    """An undetermined answer with the seeds that would decide it at its level."""
+    if a.verdict != UNDETERMINED:
+        return a
+    return replace(a, seeds_needed=seeds_needed(o.log_ratios, a.hypothesis, a.alpha))
+
+
+def holm(observed: Sequence[Observed], alpha: float = ALPHA) -> list[Answer]:
+    """Every answer: the exploratory ones at ``alpha`` each; the confirmatory
+    ones by Holm's step-down: with k undecided, each at alpha / k; those a
+    step decides keep that step's answer, the rest go on to the next (a
+    larger share), until a step decides none (they keep its answer)."""
+    found = {
+        i: answer_at(o, alpha)
+        for i, o in enumerate(observed)
+        if family(o.hypothesis) == EXPLORATORY
+    }
+    pending = [i for i in range(len(observed)) if i not in found]
+    while pending:
+        step = {i: answer_at(observed[i], alpha / len(pending)) for i in pending}
+        decided = [i for i in pending if step[i].verdict != UNDETERMINED]
+        found.update({i: step[i] for i in decided or pending})
+        if not decided:
+            break
+        pending = [i for i in pending if i not in decided]
+    return [with_prediction(found[i], o) for i, o in enumerate(observed)]
+
+
 def answer(
     h: Hypothesis,
     transfers: Iterable[TransferRow],
@@ -204,25 +365,11 @@ def answer(
     rounds: Sequence[Round] = (),
     design: SequentialDesign | None = None,
     seeds_ran: int | None = None,
+    alpha: float = ALPHA,
 ) -> Answer:
-    """``design``: the seeds ran in rounds of this design, ``seeds_ran`` of
-    them so far; the interval is that look's repeated confidence interval."""
-    samples, statistic = per_seed_samples(h, transfers, bandwidths, rounds)
-    seeds = seed_samples(h, samples)
-    paired = sum(1 for sides in seeds if all(len(side) for side in sides))
-    look = critical = None
-    if design is not None and paired >= 2:
-        look = design.look_of(seeds_ran if seeds_ran is not None else paired)
-        critical = design.t_critical(look, paired)
-    change = seed_change(h, seeds, statistic, critical)
-    estimate, boot = change.estimate, change.bootstrap
-    found = verdict(estimate, h) if estimate.n >= MIN_INTERVAL_SEEDS else UNDETERMINED
-    needed = (
-        seeds_needed([math.log(r) for r in change.ratios], h) if found == UNDETERMINED else None
-    )
-    if critical is None and estimate.n >= 2:
-        critical = float(scipy_stats.t.ppf(0.975, estimate.n - 1))
-    return Answer(h, estimate, found, needed, boot, critical, look)
+    """One hypothesis on its own, at level ``alpha`` (see ``observe``)."""
+    o = observe(h, transfers, bandwidths, rounds, design, seeds_ran)
+    return with_prediction(answer_at(o, alpha), o)
 
 
 def cpu_hours(spec: Spec, layout: Layout, a: Answer) -> float | None:
@@ -249,14 +396,17 @@ def hypothesis_rounds(spec: Spec, layout: Layout, transfers: Sequence[TransferRo
 
 
 def answers(spec: Spec, layout: Layout, transfers: list[TransferRow]) -> list[Answer]:
+    """Every hypothesis of the spec answered, the confirmatory ones as a family."""
     clients = CLIENTS.read_from(layout)
     bandwidths = per_client(transfers, clients)
     all_rounds = hypothesis_rounds(spec, layout, transfers)
     design = SequentialDesign.of(spec)
-    return [
-        answer(h, transfers, bandwidths, all_rounds, design, len(shared_seeds(spec, h)))
-        for h in spec.hypotheses
-    ]
+    return holm(
+        [
+            observe(h, transfers, bandwidths, all_rounds, design, len(shared_seeds(spec, h)))
+            for h in spec.hypotheses
+        ]
+    )
 
 
 def shared_seeds(spec: Spec, h: Hypothesis) -> set[int]:
@@ -345,6 +495,10 @@ def answer_record(
         "seeds_needed": a.seeds_needed,
         "critical_t": a.critical if shown else None,
         "look": a.look,
+        "family": a.family,
+        "alpha": a.alpha,
+        "skewness": a.skewness,
+        "skewed": a.skewed,
         "cpu_hours": cpu,
         "claim": claim_record(h, claims, a.estimate),
         "extension": h.extension or None,

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from runner.analyses.answers import (
+    first_step_alpha,
     hypothesis_rounds,
     per_seed_samples,
     seed_change,
@@ -53,7 +54,7 @@ from runner.analyses.plan_load import (
 from runner.analyses.power import MAX_SEEDS, Target, seeds_to_decisive, simulate_rounds
 from runner.analyses.rounds import Round
 from runner.analyses.seed_rounds import variants_compared
-from runner.analyses.sequential import SequentialDesign
+from runner.analyses.sequential import ALPHA, SequentialDesign
 from runner.analyses.stats import resample_clients, resample_within
 from runner.layout import Layout
 from runner.manifest import (
@@ -340,19 +341,23 @@ FIRST_ROUND = 5
 
 
 def rule_max_seeds(
-    effect: float, variance: float, target: Target, first: int = FIRST_ROUND
+    effect: float,
+    variance: float,
+    target: Target,
+    first: int = FIRST_ROUND,
+    alpha: float = ALPHA,
 ) -> tuple[int, float]:
-    """The smallest ``max`` of seeds {min: first, step: 2} whose rule decides
-    with PROBABILITY, and the seeds it is expected to run; (MAX_SEEDS + 1,
-    nan) if none up to MAX_SEEDS does."""
+    """The smallest ``max`` of seeds {min: first, step: 2} whose rule at
+    level ``alpha`` decides with PROBABILITY, and the seeds it is expected
+    to run; (MAX_SEEDS + 1, nan) if none up to MAX_SEEDS does."""
     sd = math.sqrt(variance)
-    fixed = seeds_to_decisive(effect, sd, target, PROBABILITY)
+    fixed = seeds_to_decisive(effect, sd, target, PROBABILITY, alpha)
     if fixed > MAX_SEEDS:
         return MAX_SEEDS + 1, math.nan
     high = max(first, fixed)
     while high <= SIMULATED_UP_TO:
         outcome = simulate_rounds(
-            effect, sd, SequentialDesign.from_rounds(first, high, 2), [target]
+            effect, sd, SequentialDesign.from_rounds(first, high, 2), [target], alpha
         )
         if outcome.decisive >= PROBABILITY:
             return high, outcome.expected_seeds
@@ -393,8 +398,10 @@ def predict(
                 continue
             variance = s.predicted(alt.clients, alt.relays, alt.measure)
             target = Target(h.direction, h.smallest_change)
-            fixed[h.name] = seeds_to_decisive(s.effect, math.sqrt(variance), target, PROBABILITY)
-            most, expected = rule_max_seeds(s.effect, variance, target)
+            alpha = first_step_alpha(h, hypotheses)
+            sd = math.sqrt(variance)
+            fixed[h.name] = seeds_to_decisive(s.effect, sd, target, PROBABILITY, alpha)
+            most, expected = rule_max_seeds(s.effect, variance, target, alpha=alpha)
             worst_max = max(worst_max, most)
             worst_expected = max(worst_expected, expected if math.isfinite(expected) else math.inf)
         share = (1 - measure_share) * alt.bootstrap + measure_share * alt.measure

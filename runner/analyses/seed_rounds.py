@@ -7,22 +7,32 @@ the first round gives every variant's table, the later ones buy the
 answers (a hypothesis decided stops costing runs).
 
 Each look's interval is a repeated confidence interval of the spec's
-group-sequential design (runner/analyses/sequential.py), so stopping on the
-first decisive look keeps the chance of a wrong verdict at 5%. Each round is
-recorded as it ends in ``results/<exp>/seed_rounds.json`` with the boundary it used and
-each hypothesis's verdict; the report says how many rounds ran and why they
-stopped, and ``collect`` and ``compare`` use the seeds it lists.
+group-sequential design (runner/analyses/sequential.py), at the level the
+hypothesis has (its share of the family's 5% for a confirmatory one, by
+Holm's step-down; 5% for an exploratory one: runner/analyses/answers.py),
+so stopping on the first decisive look keeps those error rates. Each round
+is recorded as it ends in ``results/<exp>/seed_rounds.json`` with the
+boundaries and levels it used and each hypothesis's verdict; the report
+says how many rounds ran and why they stopped, and ``collect`` and
+``compare`` use the seeds it lists.
+
+The boundaries hold for the design the rounds ran under: raising ``max``
+(or changing ``min`` or ``step``) once rounds have run lets the seeds seen
+choose the design, which voids them. ``runner experiment`` refuses that
+(``check_design``) unless told ``--new-design``; the record then keeps the
+change, and the report says the error rates do not hold.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from runner.analyses.answers import UNDETERMINED, Answer
-from runner.analyses.sequential import SequentialDesign
+from runner.analyses.answers import CONFIRMATORY, UNDETERMINED, Answer, family
+from runner.analyses.sequential import ALPHA, SKEW, SequentialDesign
+from runner.errors import SpecError
 from runner.layout import Layout
 from runner.manifest import write_json_atomic
 from runner.spec.hypotheses import Hypothesis
@@ -36,9 +46,11 @@ class RoundResult:
     seeds: tuple[int, ...]
     verdicts: dict[str, str]  # hypothesis -> its verdict at this look
     intervals: dict[str, list[float | None]]  # hypothesis -> [low, high], as changes
-    critical: float | None  # the t value of this look's intervals
+    critical: float | None  # the largest t value of this look's intervals
     answered: bool
     runs: int = 0  # the runs of every variant at the look's seeds
+    alphas: dict[str, float] = field(default_factory=dict)  # hypothesis -> its level
+    criticals: dict[str, float | None] = field(default_factory=dict)  # hypothesis -> its t
 
 
 def all_answered(found: list[Answer]) -> bool:
@@ -118,11 +130,13 @@ def run_in_rounds(
     layout: Layout,
     run_round: Callable[[Spec], int],
     answer_round: Callable[[Spec], list[Answer]],
+    design_changes: Sequence[dict[str, Any]] = (),
 ) -> tuple[Spec, int]:
     """Run rounds of seeds until answered; return the spec with every seed
     that ran, and the worst exit code of the rounds' runs. The record is
     written as each round ends, so an experiment stopped during a round
-    leaves the rounds it finished for ``collect`` and ``compare``."""
+    leaves the rounds it finished for ``collect`` and ``compare``;
+    ``design_changes`` (``check_design``) go into it."""
     assert spec.seed_rounds is not None
     current = spec
     rounds: list[RoundResult] = []
@@ -145,6 +159,8 @@ def run_in_rounds(
                 max(criticals) if criticals else None,
                 all_answered(found),
                 runs,
+                {a.hypothesis.name: a.alpha for a in found},
+                {a.hypothesis.name: a.critical for a in found},
             )
         )
         if rounds[-1].answered or len(seeds) >= spec.seed_rounds.max:
@@ -155,33 +171,31 @@ def run_in_rounds(
             layout,
             rounds,
             current,
+            design_changes,
             f"not finished: round {len(rounds) + 1} (seeds {following[0]}-{following[-1]}) "
             "had not ended when this was recorded (`runner experiment` goes on from it)",
         )
         current = next_round(spec, current, found)
     reason = stop_reason(spec, rounds, found)
     print(f"seed rounds: {len(rounds)}; stopped: {reason}")
-    write_rounds(spec, layout, rounds, current, reason)
+    write_rounds(spec, layout, rounds, current, design_changes, reason)
     return current, worst
 
 
 def write_rounds(
-    spec: Spec, layout: Layout, rounds: list[RoundResult], last: Spec, stopped: str
+    spec: Spec,
+    layout: Layout,
+    rounds: list[RoundResult],
+    last: Spec,
+    design_changes: Sequence[dict[str, Any]],
+    stopped: str,
 ) -> None:
     """Record the rounds that ended; ``last`` is the spec of the last of them."""
-    assert spec.seed_rounds is not None
-    plan = design(spec)
     layout.experiment_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(
         layout.experiment_dir / ROUNDS_FILE,
         {
-            "rule": {
-                "min": spec.seed_rounds.min,
-                "max": spec.seed_rounds.max,
-                "step": spec.seed_rounds.step,
-                "looks": list(plan.looks),
-                "t_boundaries": [round(plan.t_critical(k, n), 4) for k, n in enumerate(plan.looks)],
-            },
+            "rule": rule_record(spec),
             "rounds": [
                 {
                     "seeds": list(r.seeds),
@@ -190,13 +204,98 @@ def write_rounds(
                     "critical": r.critical,
                     "answered": r.answered,
                     "runs": r.runs,
+                    "alphas": r.alphas,
+                    "criticals": r.criticals,
                 }
                 for r in rounds
             ],
             "variant_seeds": {name: list(s) for name, s in last.variant_seeds.items()},
+            "design_changes": list(design_changes),
             "stopped": stopped,
         },
     )
+
+
+def rule_record(spec: Spec) -> dict[str, Any]:
+    """The design and its boundaries: at 5% (an exploratory hypothesis)
+    and at the first step of Holm's over the confirmatory ones (5% / k)."""
+    assert spec.seed_rounds is not None
+    plan = design(spec)
+    confirmatory = sum(family(h) == CONFIRMATORY for h in spec.hypotheses)
+    record: dict[str, Any] = {
+        **design_keys(spec),
+        "looks": list(plan.looks),
+        "skew": SKEW,
+        "t_boundaries": _rounded(plan.boundaries()),
+        "confirmatory": confirmatory,
+    }
+    if confirmatory:
+        record["family_t_boundaries"] = _rounded(plan.boundaries(ALPHA / confirmatory))
+    return record
+
+
+def _rounded(bounds: Sequence[float]) -> list[float]:
+    return [round(t, 4) for t in bounds]
+
+
+def design_keys(spec: Spec) -> dict[str, int]:
+    """What a design is: ``seeds: {min, max, step}``."""
+    assert spec.seed_rounds is not None
+    r = spec.seed_rounds
+    return {"min": r.min, "max": r.max, "step": r.step}
+
+
+def check_design(spec: Spec, layout: Layout, new_design: bool) -> list[dict[str, Any]]:
+    """The design changes to record for this experiment's rounds: those
+    recorded so far, and this one if the spec's design differs from the one
+    the recorded rounds ran under and ``new_design`` allows it; a SpecError
+    if it differs and does not."""
+    data = read_rounds(layout)
+    if not data or not data.get("rounds"):
+        return []
+    changes = list(data.get("design_changes") or [])
+    rule = data.get("rule", {})
+    ran = {key: rule.get(key) for key in ("min", "max", "step")}
+    now = design_keys(spec)
+    if ran == now:
+        return changes
+    seen = len(data["rounds"][-1]["seeds"])
+    if not new_design:
+        raise SpecError(
+            spec.path,
+            "seeds",
+            f"{_design_text(ran)} is the design {len(data['rounds'])} rounds ({seen} seeds) "
+            f"already ran under, and the spec now says {_design_text(now)}: a design changed "
+            "after seeing seeds voids the error rates its boundaries promise. Restore it, or "
+            "pass --new-design to run under the new one (the report will say the error rates "
+            "do not hold)",
+        )
+    return changes + [{"from": ran, "to": now, "after_seeds": seen}]
+
+
+def _design_text(keys: dict[str, Any]) -> str:
+    return f"{{min: {keys['min']}, max: {keys['max']}, step: {keys['step']}}}"
+
+
+def design_change_lines(spec: Spec, data: dict[str, Any]) -> list[str]:
+    """What the report says where the design changed after rounds had run,
+    or where the spec's differs from the recorded rounds' design."""
+    lines = [
+        f"- design changed after rounds had run (`--new-design`): seeds "
+        f"{_design_text(c['from'])} to {_design_text(c['to'])} after {c['after_seeds']} "
+        "seeds: the error rates the boundaries promise do not hold for these answers"
+        for c in data.get("design_changes") or []
+    ]
+    rule = data.get("rule", {})
+    ran = {key: rule.get(key) for key in ("min", "max", "step")}
+    if ran != design_keys(spec):
+        lines.append(
+            f"- the spec's seeds {_design_text(design_keys(spec))} differ from the design the "
+            f"recorded rounds ran under, {_design_text(ran)}: the answers use the spec's, "
+            "whose error rates do not hold for seeds already seen (restore the design, or run "
+            "`runner experiment --new-design`)"
+        )
+    return lines
 
 
 def read_rounds(layout: Layout) -> dict[str, Any] | None:

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import math
 
-from runner.analyses.answers import MIN_INTERVAL_SEEDS, UNDETERMINED, Answer
+from runner.analyses.answers import (
+    MIN_INTERVAL_SEEDS,
+    NORMAL_SPREAD_SEEDS,
+    SKEWED,
+    UNDETERMINED,
+    Answer,
+)
 from runner.analyses.power import MAX_SEEDS
+from runner.analyses.sequential import ALPHA, SKEW
 from runner.analyses.stats import Estimate, number
 from runner.report.markdown import table
 
@@ -18,27 +25,47 @@ def _prediction(a: Answer) -> str:
     return f"about {a.seeds_needed} seeds would decide it with 80% probability (`runner plan`)"
 
 
+def _skew_note(a: Answer) -> str:
+    if not a.skewed or a.skewness is None:
+        return ""
+    return (
+        f"; skewed seeds (skewness {a.skewness:+.2f}): rests on their skew being no more "
+        f"than the rule allows ({SKEW:g})"
+    )
+
+
 def _verdict_text(a: Answer) -> str:
     if a.too_few:
         return f"too few seeds ({a.estimate.n}) for an interval: {_prediction(a)}"
     if a.verdict == UNDETERMINED:
-        return f"{UNDETERMINED}: {_prediction(a)}"
+        return f"{UNDETERMINED}: {_prediction(a)}{_skew_note(a)}"
     if a.few:
         return f"{a.verdict} (rests on a normal spread between only {a.estimate.n} seeds)"
-    return a.verdict
+    return a.verdict + _skew_note(a)
 
 
-def change_text(estimate: Estimate, look: int | None, critical: float | None) -> str:
-    """An answer's change with its 95% interval, as the report prints it
+def level_text(alpha: float) -> str:
+    """An interval's alpha as the report prints it: 5%, 1.67%, 0.333%."""
+    return f"{alpha * 100:.3g}%"
+
+
+def change_text(
+    estimate: Estimate, look: int | None, critical: float | None, alpha: float | None = None
+) -> str:
+    """An answer's change with its interval, as the report prints it
     wherever it appears (the Answers, Claims and Changes sections, and the
-    console): under MIN_INTERVAL_SEEDS seeds the change alone."""
+    console): the level the interval used (``alpha``), the look and the t
+    value where known; under MIN_INTERVAL_SEEDS seeds the change alone."""
     if estimate.n < MIN_INTERVAL_SEEDS:
         alone = Estimate(estimate.mean, None, None, estimate.n).format(100, "%")
         return alone.split(" (")[0] + ("" if math.isnan(estimate.mean) else " (no interval)")
     text = estimate.format(100, "%")
-    if look is not None and critical is not None:
-        text += f" (look {look + 1}, t = {critical:.2f})"
-    return text
+    parts = [] if alpha is None else [f"α = {level_text(alpha)}"]
+    if look is not None:
+        parts.append(f"look {look + 1}")
+    if critical is not None and (look is not None or alpha is not None):
+        parts.append(f"t = {critical:.2f}")
+    return text + (f" ({', '.join(parts)})" if parts else "")
 
 
 INTRO = (
@@ -49,17 +76,33 @@ INTRO = (
     "on the same seed, and the interval is a t interval across seeds on the log scale (the "
     "geometric mean of the ratios; it cannot pass -100%). *Supported*: the whole interval "
     "lies beyond the smallest change that matters, in the expected direction. *No change "
-    "that matters*: the whole interval lies within plus or minus that change. "
-    "*Contradicted*: otherwise, the whole interval lies on the other side of zero. "
-    "Otherwise *undetermined*, with the seeds `runner plan` predicts would give a decisive "
-    "verdict with 80% probability. Under 3 seeds there is no interval; under 5 a verdict "
-    "rests on the seeds' spread being normal."
+    "that matters*: the whole interval lies within the band of changes too small to matter, "
+    "from the smallest change on the expected side to its mirror on the log scale (for a "
+    "10% decrease, -10% to +11.1%; for a 10% increase, -9.1% to +10%). *Contradicted*: "
+    "otherwise, the whole interval lies on the other side of zero. Otherwise "
+    "*undetermined*, with the seeds `runner plan` predicts would give a decisive verdict "
+    "with 80% probability at the hypothesis's level. Under 3 seeds there is no interval; "
+    f"under {NORMAL_SPREAD_SEEDS} a verdict rests on the seeds' spread being normal."
+)
+FAMILY_NOTE = (
+    "Error rates. The confirmatory hypotheses (each tests a published claim) are one "
+    f"family: by Holm's step-down each interval is at level α = {level_text(ALPHA)} / k, k "
+    "the number of them still undecided at its step (those decided leave the rest a larger "
+    "share), so that the chance of any wrong confirmatory verdict stays at "
+    f"{level_text(ALPHA)}. The exploratory ones (the project's own questions) are outside "
+    f"the family, each at {level_text(ALPHA)} on its own: across "
+    "several of them some wrong verdict is more likely than that. Every interval allows "
+    f"for seeds' log ratios skewed up to {SKEW:g}: its t value is normal theory's at a lower "
+    "level, found by simulation so that seeds as skewed as a shifted lognormal of skewness "
+    f"{SKEW:g} err at α. *Skewed seeds* marks a hypothesis whose seeds' log ratios have a "
+    f"sample skewness beyond ±{SKEWED:g} (from {NORMAL_SPREAD_SEEDS} seeds): its verdict "
+    "rests on their skew being no more than that."
 )
 ROUNDS_NOTE = (
     "The seeds ran in rounds with a group-sequential stopping rule (repeated confidence "
     "intervals at O'Brien-Fleming-type boundaries): each look's interval is wider than a "
-    "fixed-size 95% one, by the t value shown, so that stopping at whichever look gives "
-    "verdicts keeps the chance of a wrong verdict at 5%."
+    "fixed-size one, by the t value shown, so that stopping at whichever look gives "
+    "verdicts keeps those error rates."
 )
 
 
@@ -69,25 +112,26 @@ def answer_rows(
     """The Answers table's header and rows: the report's section and the
     console both print these."""
     bootstrapped = any(a.bootstrap for a in found)
-    header = ["hypothesis", "what it tests", "change [95% CI]", "seeds", "verdict"]
+    header = ["hypothesis", "family", "what it tests", "change [interval]", "seeds", "verdict"]
     if cpu is not None:
-        header.insert(4, "CPU-hours")
+        header.insert(5, "CPU-hours")
     if bootstrapped:
-        header.insert(3, "bootstrap check")
+        header.insert(4, "bootstrap check")
     rows = []
     for i, a in enumerate(found):
         row = [
             a.hypothesis.name,
+            a.family,
             a.hypothesis.describe(),
-            change_text(a.estimate, a.look, a.critical),
+            change_text(a.estimate, a.look, a.critical, a.alpha),
             str(a.estimate.n),
             _verdict_text(a),
         ]
         if cpu is not None:
             hours = cpu[i]
-            row.insert(4, "n/a" if hours is None else number(hours, 2))
+            row.insert(5, "n/a" if hours is None else number(hours, 2))
         if bootstrapped:
-            row.insert(3, a.bootstrap.format(100, "%") if a.bootstrap else "n/a")
+            row.insert(4, a.bootstrap.format(100, "%") if a.bootstrap else "n/a")
         rows.append(row)
     return header, rows
 
@@ -114,7 +158,7 @@ def answers_section(
             "This spec states no hypotheses, so nothing below is a test: every comparison "
             "in the report is exploratory."
         ]
-    lines += [INTRO, ""]
+    lines += [INTRO, "", FAMILY_NOTE, ""]
     if rounds:
         lines += [ROUNDS_NOTE, ""]
     lines += table(*answer_rows(found, cpu))

@@ -13,7 +13,7 @@ from typing import Any
 from runner.analyses.answers import Answer, answer_record, answers, changes_key, cpu_hours
 from runner.analyses.as_data import as_data
 from runner.analyses.inputs import ChangeKey, Inputs
-from runner.analyses.seed_rounds import read_rounds
+from runner.analyses.seed_rounds import design_change_lines, read_rounds
 from runner.layout import Layout, partial_path
 from runner.manifest import STATUS_COMPLETE, read_manifest, write_json_atomic
 from runner.network.backends import backend_named
@@ -231,17 +231,30 @@ def _rounds_line(spec: Spec, layout: Layout) -> list[str]:
         for r in data["rounds"]
     )
     rule = data.get("rule", {})
-    bounds = ", ".join(
-        f"{n} seeds: t = {float(t):.2f}"
-        for n, t in zip(rule.get("looks", []), rule.get("t_boundaries", []), strict=False)
+    bounds = _bounds_text(rule.get("looks", []), rule.get("t_boundaries", []))
+    family = _bounds_text(rule.get("looks", []), rule.get("family_t_boundaries", []))
+    if bounds and family:
+        bounds = (
+            f"exploratory, at 5%: {bounds}; confirmatory, at Holm's first step 5% / "
+            f"{rule['confirmatory']}: {family}"
+        )
+    # The design the rounds ran under (the spec's, unless it changed since).
+    low, high, step = (
+        rule.get(key, getattr(spec.seed_rounds, key)) for key in ("min", "max", "step")
     )
     return [
-        f"- seed rounds: {len(data['rounds'])} ({counts} seeds; rule: {spec.seed_rounds.min} "
-        f"to {spec.seed_rounds.max} seeds, {spec.seed_rounds.step} more a round, stopping "
+        f"- seed rounds: {len(data['rounds'])} ({counts} seeds; rule: {low} "
+        f"to {high} seeds, {step} more a round, stopping "
         "when every hypothesis is decisive at the look's group-sequential boundary"
         + (f" ({bounds})" if bounds else "")
-        + f"); stopped: {data['stopped']}"
+        + f"); stopped: {data['stopped']}",
+        *design_change_lines(spec, data),
     ]
+
+
+def _bounds_text(looks: list[int], bounds: list[float]) -> str:
+    """``5 seeds: t = 11.40, 7 seeds: t = 5.16``, from the rounds' record."""
+    return ", ".join(f"{n} seeds: t = {float(t):.2f}" for n, t in zip(looks, bounds, strict=False))
 
 
 def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) -> ReportResult:
@@ -338,5 +351,8 @@ def answered_changes(
     for a in found:
         key = changes_key(a.hypothesis, transfers)
         if key is not None:
-            answered[key] = (a.hypothesis.name, change_text(a.estimate, a.look, a.critical))
+            answered[key] = (
+                a.hypothesis.name,
+                change_text(a.estimate, a.look, a.critical, a.alpha),
+            )
     return answered

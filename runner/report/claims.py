@@ -28,9 +28,9 @@ INTRO = (
     "The paper's number is given in the hypothesis's own reading: a time metric reads a "
     "paper's throughput change X as the time change 1/(1 + X) - 1 (+48% throughput is "
     "-32.4% time), a rate metric reads a time change the same way, and counts are taken as "
-    "given. The project's change and its 95% interval are the Answers section's; the last "
-    "column says whether the paper's number lies inside that interval (- where the claim is "
-    "qualitative or there is no interval)."
+    "given. The project's change and its interval (at the level α the Answers section "
+    "explains) are the Answers section's; the last column says whether the paper's number "
+    "lies inside that interval (- where the claim is qualitative or there is no interval)."
 )
 
 
@@ -71,7 +71,9 @@ def claim_row(record: dict[str, Any]) -> list[str]:
     row = [claim["id"], claim.get("claim") or "-", record["hypothesis"], paper_text(claim)]
     if "verdict" not in record:
         return row + [NOT_RUN, "-", "-"]
-    project = change_text(record_estimate(record), record.get("look"), record.get("critical_t"))
+    project = change_text(
+        record_estimate(record), record.get("look"), record.get("critical_t"), record.get("alpha")
+    )
     return row + [project, _verdict(record), _inside(claim)]
 
 

@@ -45,8 +45,10 @@ def render(plan: Plan, cores_here: int, cores_there: int) -> list[str]:
         "client's transfers; *clients*: between measured clients, n/a where a seed has only "
         "one measured client, whose part then stays in *seeds*; *seeds*: between networks "
         "beyond both. Seeds to decide: the "
-        f"fewest seeds whose fixed-size 95% interval is decisive with {PROBABILITY:.0%} "
-        "probability, at the change and spread seen.",
+        f"fewest seeds whose fixed-size interval is decisive with {PROBABILITY:.0%} "
+        "probability, at the change and spread seen, at the hypothesis's level (5% / k for "
+        "each of k confirmatory hypotheses, Holm's first step; 5% for an exploratory one) "
+        "and allowing for skewed seeds as the report's answers do.",
         "",
     ]
     first = plan.predictions[0] if plan.predictions else None

@@ -146,7 +146,8 @@ def transfers_section(result: TransfersResult, inp: Inputs, out: Path) -> Sectio
         lines += [
             "",
             "A cell that begins with a hypothesis's name is that hypothesis's answer, as the "
-            "Answers section gives it: with the look's wider interval where the seeds ran in "
+            "Answers section gives it: at the hypothesis's level α (a share of the family's 5% "
+            "for a confirmatory one), with the look's wider interval where the seeds ran in "
             f"rounds, and no interval under {MIN_INTERVAL_SEEDS} seeds.",
         ]
     others = 3 * len(rows) - answers
