@@ -49,8 +49,10 @@ def test_generated_run_is_a_complete_private_network(tmp_path: Path) -> None:
     conf = run / "conf"
     assert "ConsensusParams cc_alg=2 cfx_enabled=1" in (conf / "tor.authority.torrc").read_text()
     # Under Shadow too every relay is Stable from the first vote: middles,
-    # started last, never reach the median uptime otherwise.
+    # started last, never reach the median uptime otherwise; and every relay
+    # Fast, a slow one too.
     assert "AuthDirVoteStableGuaranteeMinUptime 0" in (conf / "tor.authority.torrc").read_text()
+    assert "AuthDirFastGuarantee 1 KBytes" in (conf / "tor.authority.torrc").read_text()
     common = (conf / "tor.common.torrc").read_text()
     fingerprint = (hosts / "4uthority1" / "fingerprint").read_text().split()[1]
     assert "DirAuthority 4uthority1 orport=9001 no-v2 v3ident=" in common

@@ -115,6 +115,12 @@ def authority_torrc(
     # is Stable from the first vote instead, on every backend (the consensus
     # check, runner.experiments.conflux.consensus, verifies it per run).
     lines.append("AuthDirVoteStableGuaranteeMinUptime 0")
+    # Fast goes to relays above the slowest eighth, unless they reach this
+    # guarantee (100 KB/s by default): a network that makes one relay slow on
+    # purpose (a congested middle) would otherwise leave it without Fast, and
+    # general circuits never use it. Every relay of 1 KB/s or more is Fast
+    # instead (0 would switch the guarantee off, not lower it).
+    lines.append("AuthDirFastGuarantee 1 KBytes")
     if variant.consensus:
         params = " ".join(f"{k}={v}" for k, v in sorted(variant.consensus.items()))
         lines.append(f"ConsensusParams {params}")
