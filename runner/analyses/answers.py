@@ -373,8 +373,9 @@ def answer(
 
 
 def cpu_hours(spec: Spec, layout: Layout, a: Answer) -> float | None:
-    """The CPU-hours of the runs behind an answer (its variant's and its
-    reference's, at every seed in use); None if a run did not record them."""
+    """The CPU-hours of the runs behind an answer (every variant it reads,
+    an interaction's pair too, at every seed in use); None if a run did not
+    record them."""
     total = 0.0
     for variant in a.hypothesis.variants:
         for seed in spec.seeds_of(variant):
