@@ -50,7 +50,11 @@ from runner.analyses.power import MIN_SEEDS, Target, seeds_to_decisive
 from runner.analyses.rounds import Round, class_phases, rounds
 from runner.analyses.sequential import ALPHA, SequentialDesign, one_look_critical
 from runner.analyses.stats import (
+    ClientCount,
+    ClientMean,
     ClientQuantile,
+    ClientRate,
+    ClientValues,
     Estimate,
     PairedChange,
     interaction_change,
@@ -176,39 +180,47 @@ def per_seed_samples(
     transfers: Iterable[TransferRow],
     bandwidths: Sequence[ClientBandwidth],
     rounds: Sequence[Round],
-) -> tuple[dict[tuple[str, int], Any], Callable[[Any], float]]:
-    """(variant, seed) -> the values the hypothesis's statistic is taken over,
-    and that statistic."""
-    samples: dict[tuple[str, int], Any] = defaultdict(list)
+) -> tuple[dict[tuple[int, int], ClientValues], Callable[[Any], float]]:
+    """(side, seed) -> each measured client's values the hypothesis's
+    statistic is taken over (side: the index in ``h.sides``), and that
+    statistic. Every metric keeps its values per client, so that every
+    client counts once and the plan can tell clients' spread from seeds'."""
+    transfers = list(transfers)
+    samples: dict[tuple[int, int], dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
+
+    def add(variant: str, seed: int, group: str, host: str, value: Any) -> None:
+        for i, side in enumerate(h.sides):
+            if side.holds(variant, group):
+                samples[(i, seed)][host].append(value)
+
+    if h.metric == "client_bandwidth":
+        groups = {(b.variant, b.seed, b.host): b.group for b in bandwidths}
+        for row in transfers:
+            group = groups.get((row.variant, row.seed, row.host))
+            if group is not None and row.measured and row.success and row.ttlb:
+                add(row.variant, row.seed, group, row.host, (row.size, row.ttlb))
+        return samples, ClientRate()
     if h.metric == "round_completion":
+        classes = {(row.variant, row.seed, row.host): row.cls for row in transfers}
         for r in rounds:
             if r.completion is not None and (h.phase is None or r.phase == h.phase):
-                samples[(r.variant, r.seed)].append(r.completion)
-        return samples, lambda values: float(np.mean(values))
+                group = classes.get((r.variant, r.seed, r.host), "")
+                add(r.variant, r.seed, group, r.host, r.completion)
+        return samples, ClientMean()
     if h.metric == "downloads_completed":
         for row in transfers:
-            if row.measured and row.success and (h.cls is None or row.cls == h.cls):
-                samples[(row.variant, row.seed)].append(1.0)
-        return samples, lambda values: float(len(values))
-    if h.metric == "client_bandwidth":
-        for b in bandwidths:
-            if h.cls is None or b.group == h.cls:
-                samples[(b.variant, b.seed)].append(b.kib_per_s)
-        return samples, lambda values: float(np.mean(values))
+            if row.measured and row.success:
+                add(row.variant, row.seed, row.cls, row.host, 1.0)
+        return samples, ClientCount()
     value_of = METRICS[h.metric]
-    by_client: dict[tuple[str, int], dict[str, list[float]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
     for row in transfers:
-        if not row.measured or not row.success:
-            continue
-        if (h.cls is not None and row.cls != h.cls) or (h.size is not None and row.size != h.size):
+        if not row.measured or not row.success or (h.size is not None and row.size != h.size):
             continue
         value = value_of(row)
         if value is not None:
-            by_client[(row.variant, row.seed)][row.host].append(value)
+            add(row.variant, row.seed, row.cls, row.host, value)
     q = h.quantile if h.metric in QUANTILE_METRICS else 0.5
-    return by_client, ClientQuantile(q)
+    return samples, ClientQuantile(q)
 
 
 # The metrics the report's Changes table gives per (variant, reference,
@@ -223,7 +235,8 @@ def changes_key(h: Hypothesis, transfers: Iterable[TransferRow]) -> ChangeKey | 
     its class and size) all fall in one class and size. The two read the
     same transfers the same way, so they are one comparison with one
     answer. None otherwise."""
-    if h.interaction is not None or h.metric not in CHANGES_METRICS or h.quantile != 0.5:
+    plain = h.interaction is None and h.contrast is None
+    if not plain or h.metric not in CHANGES_METRICS or h.quantile != 0.5:
         return None
     value_of = METRICS[h.metric]
     groups = {
@@ -242,15 +255,17 @@ def changes_key(h: Hypothesis, transfers: Iterable[TransferRow]) -> ChangeKey | 
     return (h.variant, h.reference, cls, size, h.metric)
 
 
-def seed_samples(h: Hypothesis, samples: dict[tuple[str, int], Any]) -> list[tuple[Any, ...]]:
-    """Per seed the variant ran: the values of each variant the hypothesis
-    reads, in the order of ``h.variants`` as a ratio takes them (variant,
-    reference, and for an interaction its variant and reference)."""
-    order = (h.variant, h.reference, *(h.interaction or ()))
+def seed_samples(
+    h: Hypothesis, samples: dict[tuple[int, int], ClientValues]
+) -> list[tuple[ClientValues, ...]]:
+    """Per seed with values on the first side: the values of each of
+    ``h.sides`` in order, as a ratio takes them (variant, reference, and for
+    an interaction its variant and reference; for a contrast the class and
+    the group set against it). A side with none is empty."""
     return [
-        tuple(samples.get((name, seed), []) for name in order)
-        for (variant, seed) in sorted(samples)
-        if variant == h.variant
+        tuple(samples.get((i, seed), {}) for i in range(len(h.sides)))
+        for (side, seed) in sorted(samples)
+        if side == 0
     ]
 
 
@@ -422,6 +437,7 @@ def hypothesis_fields(h: Hypothesis) -> dict[str, Any]:
         "variant": h.variant,
         "reference": h.reference,
         "interaction": list(h.interaction) if h.interaction else None,
+        "contrast": h.contrast,
         "metric": h.metric,
         "class": h.cls,
         "size_bytes": h.size,

@@ -12,10 +12,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from runner.analyses.stats import Estimate, level_ci
+from runner.analyses.stats import KIB, Estimate, level_ci
 from runner.tables.schema import ClientRow, TransferRow
-
-KIB = 1024
 
 
 @dataclass(frozen=True)

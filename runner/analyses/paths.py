@@ -78,7 +78,10 @@ class PathsResult:
 
 def compared_pairs(spec: Spec) -> list[tuple[str, str]]:
     """(variant, reference) of every comparison and hypothesis, each once."""
-    pairs = list(spec.comparisons) + [(h.variant, h.reference) for h in spec.hypotheses]
+    # A contrast reads one variant's runs (its reference is itself): no pair.
+    pairs = list(spec.comparisons) + [
+        (h.variant, h.reference) for h in spec.hypotheses if h.variant != h.reference
+    ]
     return list(dict.fromkeys(pairs))
 
 

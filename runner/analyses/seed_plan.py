@@ -8,18 +8,22 @@ The spread of a seed's log ratio (variant over reference) has parts:
   measurement, raise it): the variance of the seed's statistic when each
   client's transfers are resampled;
 - between measured clients (each draws its own path; more measured clients
-  average it): the variance when the clients are resampled;
+  average it): the variance when the clients are resampled (made unbiased:
+  the bootstrap's is (n - 1) / n of it), less the transfers' part it
+  includes;
 - between seeds beyond those (the network's own draw: relays' bandwidths,
   places, latencies): what is left of the spread seen between the seeds.
   Only more seeds average it, or, as assumed here and not measured, more
   relays per network (each network then a larger sample of the same
   ranges).
 
-Both resamplings are bootstraps within each seed, summed over the variant
-and the reference and averaged over seeds. With one measured client per
-seed the client part cannot be told from the seeds' and stays in the
-latter (more clients are then predicted to help not at all, the cautious
-guess).
+Both resamplings are bootstraps within each seed, summed over the two
+sides of the ratio (variant and reference, or a contrast's two client
+groups) and averaged over seeds; every metric keeps its values per client
+(answers.per_seed_samples), so each has both parts. With one measured
+client per seed the client part cannot be told from the seeds' and stays
+in the latter (more clients are then predicted to help not at all, the
+cautious guess).
 
 The cost of a run is fitted on the pilot's runs as a fixed part (the
 network's bootstrap and idle traffic, growing with relays and with the
@@ -55,7 +59,7 @@ from runner.analyses.power import MAX_SEEDS, Target, seeds_to_decisive, simulate
 from runner.analyses.rounds import Round
 from runner.analyses.seed_rounds import variants_compared
 from runner.analyses.sequential import ALPHA, SequentialDesign
-from runner.analyses.stats import resample_clients, resample_within
+from runner.analyses.stats import ClientValues, resample_clients, resample_within
 from runner.layout import Layout
 from runner.manifest import (
     STATUS_COMPLETE,
@@ -98,6 +102,23 @@ def _log_var(draws: Iterable[float]) -> float:
     return float(np.var(logs, ddof=1)) if len(logs) > 1 else 0.0
 
 
+def client_variance(side: ClientValues, statistic: Any, rng: np.random.Generator) -> float:
+    """The variance of the log of a seed's statistic between its measured
+    clients (their transfers' noise included): the bootstrap variance when
+    the clients are resampled, times n / (n - 1) for n clients, since the
+    bootstrap's is that much too small (half with two clients)."""
+    n = len(side)
+    boot = _log_var(statistic(resample_clients(side, rng)) for _ in range(_BOOTSTRAP))
+    return boot * n / (n - 1)
+
+
+def transfer_variance(side: ClientValues, statistic: Any, rng: np.random.Generator) -> float:
+    """The variance of the log of a seed's statistic between each client's
+    own transfers: the bootstrap variance when each client's values are
+    resampled, the clients kept."""
+    return _log_var(statistic(resample_within(side, rng)) for _ in range(_BOOTSTRAP))
+
+
 def spread(
     h: Hypothesis,
     transfers: Sequence[TransferRow],
@@ -105,46 +126,38 @@ def spread(
     rounds: Sequence[Round] = (),
 ) -> Spread | None:
     """The parts of one hypothesis's spread; None under two paired seeds.
-    An interaction's spread is its seeds' spread alone (no part is split off
-    for clients or transfers)."""
+    The client part is the clients' own (what resampling the clients adds
+    beyond their transfers' noise), so that more clients and a longer
+    measurement are each credited once. An interaction's spread is its
+    seeds' spread alone (no part is split off for clients or transfers)."""
     samples, statistic = per_seed_samples(h, transfers, bandwidths, rounds)
+    seeds = seed_samples(h, samples)
     if h.interaction is not None:
-        ratios = seed_change(h, seed_samples(h, samples), statistic).ratios
-        logs_ = [math.log(r) for r in ratios]
+        logs_ = [math.log(r) for r in seed_change(h, seeds, statistic).ratios]
         if len(logs_) < 2:
             return None
         var = float(np.var(logs_, ddof=1))
         return Spread(h.name, len(logs_), float(np.mean(logs_)), var, None, None, var)
     rng = np.random.default_rng(0)
     logs, client_parts, transfer_parts = [], [], []
-    per_client = True
-    for (variant, seed), values in sorted(samples.items()):
-        reference = samples.get((h.reference, seed))
-        if variant != h.variant or not reference or not len(values):
+    for values, reference in seeds:
+        if not values or not reference:
             continue
         top, bottom = statistic(values), statistic(reference)
-        if top <= 0 or bottom <= 0:
+        if not (top > 0 and bottom > 0):
             continue
         logs.append(math.log(top / bottom))
-        if not isinstance(values, dict):
-            per_client = False
-            continue
-        clients = transfers_ = 0.0
-        for side in (values, reference):
-            if len(side) > 1:
-                clients += _log_var(
-                    statistic(resample_clients(side, rng)) for _ in range(_BOOTSTRAP)
-                )
-            transfers_ += _log_var(statistic(resample_within(side, rng)) for _ in range(_BOOTSTRAP))
-        client_parts.append(clients if min(len(values), len(reference)) > 1 else None)
-        transfer_parts.append(transfers_)
+        within = sum(transfer_variance(side, statistic, rng) for side in (values, reference))
+        transfer_parts.append(within)
+        if min(len(values), len(reference)) > 1:
+            between = sum(client_variance(side, statistic, rng) for side in (values, reference))
+            client_parts.append(max(between - within, 0.0))
     if len(logs) < 2:
         return None
     total = float(np.var(logs, ddof=1))
-    transfer_part = float(np.mean(transfer_parts)) if per_client and transfer_parts else None
-    known = [c for c in client_parts if c is not None]
-    client_part = float(np.mean(known)) if per_client and known else None
-    between = max(total - (transfer_part or 0.0) - (client_part or 0.0), 0.0)
+    transfer_part = float(np.mean(transfer_parts))
+    client_part = float(np.mean(client_parts)) if client_parts else None
+    between = max(total - transfer_part - (client_part or 0.0), 0.0)
     return Spread(
         h.name, len(logs), float(np.mean(logs)), total, transfer_part, client_part, between
     )

@@ -239,7 +239,8 @@ def quantile(values: Sequence[float], q: float) -> float:
     return float(np.quantile(np.asarray(values, dtype=float), q))
 
 
-ClientValues = Mapping[str, Sequence[float]]  # measured client -> its values, in one seed
+# Measured client -> its values (numbers, or (size, seconds) pairs), in one seed.
+ClientValues = Mapping[str, Sequence[Any]]
 
 
 def client_quantile(by_client: ClientValues, q: float) -> float:
@@ -298,6 +299,41 @@ class ClientQuantile:
 
 
 _DRAW_BATCH_VALUES = 4_000_000
+
+KIB = 1024
+
+
+@dataclass(frozen=True)
+class ClientRate:
+    """A seed's mean client bandwidth (KiB/s): over measured clients, each
+    one's payload over its transfers' time, from (size, seconds) per
+    transfer. Every client counts once."""
+
+    def __call__(self, by_client: ClientValues) -> float:
+        rates = []
+        for values in by_client.values():
+            pairs = np.asarray(values, float).reshape(-1, 2)
+            if len(pairs) and pairs[:, 1].sum() > 0:
+                rates.append(pairs[:, 0].sum() / pairs[:, 1].sum() / KIB)
+        return float(np.mean(rates)) if rates else float("nan")
+
+
+@dataclass(frozen=True)
+class ClientMean:
+    """The mean over measured clients of each client's mean value (a
+    client that completed more rounds weighs the same)."""
+
+    def __call__(self, by_client: ClientValues) -> float:
+        means = [float(np.mean(v)) for v in by_client.values() if len(v)]
+        return float(np.mean(means)) if means else float("nan")
+
+
+@dataclass(frozen=True)
+class ClientCount:
+    """How many values the measured clients have in all (transfers completed)."""
+
+    def __call__(self, by_client: ClientValues) -> float:
+        return float(sum(len(v) for v in by_client.values()))
 
 
 def client_ecdf(by_client: ClientValues) -> tuple[np.ndarray, np.ndarray]:

@@ -17,6 +17,14 @@
           variant: new2              # divided by (new2 / stock) on the same seed,
           reference: stock           # e.g. "a third leg adds less than the second"
 
+      - name: relay-runners-get-more # a contrast: two client groups of the same runs
+        variant: new                 # (no reference: the runs are the variant's)
+        metric: client_bandwidth
+        class: client-relay          # this group's statistic...
+        contrast: others             # ...over this group's, seed by seed: a class,
+        expect: increase             # or `others` (every other measured client)
+        smallest_change: 10%
+
 Each is answered in the report's "Answers" section (runner/analyses/answers.py),
 and each claim beside the paper's number in its "Claims" section
 (runner/spec/claims.py).
@@ -39,14 +47,45 @@ METRICS = {
     "seed's transfers)",
     "goodput": "goodput, size over time to last byte (the median over a seed's transfers)",
     "client_bandwidth": "a client's payload over its transfers' time (mean over a seed's clients)",
-    "round_completion": "a round's completion time (mean over a seed's complete rounds)",
+    "round_completion": "a round's completion time (the mean over a seed's clients of each "
+    "one's mean over its complete rounds)",
     "downloads_completed": "transfers completed in a run",
 }
 TRANSFER_METRICS = ("ttfb", "ttlb", "after_first_byte", "goodput")
 QUANTILE_METRICS = ("ttfb", "ttlb", "after_first_byte")
 DIRECTIONS = ("decrease", "increase")
-REQUIRED = ("name", "variant", "reference", "metric", "expect", "smallest_change")
-OPTIONAL = ("class", "size", "quantile", "phase", "why", "claim", "extension", "interaction")
+REQUIRED = ("name", "variant", "metric", "expect", "smallest_change")
+OPTIONAL = (
+    "reference",
+    "class",
+    "size",
+    "quantile",
+    "phase",
+    "why",
+    "claim",
+    "extension",
+    "interaction",
+    "contrast",
+)
+OTHERS = "others"  # a contrast's group: every measured client not in the hypothesis's class
+
+
+@dataclass(frozen=True)
+class Side:
+    """One statistic a hypothesis's ratio takes, per seed: a variant's runs
+    and the measured clients read in them."""
+
+    variant: str
+    cls: str | None  # a client class or group; None: every measured client
+    others: bool = False  # every measured client not in ``cls`` instead
+
+    def holds(self, variant: str, group: str) -> bool:
+        """Whether a client of ``group`` in a run of ``variant`` is read."""
+        if variant != self.variant:
+            return False
+        if self.cls is None:
+            return True
+        return (group != self.cls) if self.others else (group == self.cls)
 
 
 @dataclass(frozen=True)
@@ -68,6 +107,23 @@ class Hypothesis:
     # (variant, reference) of the ratio this hypothesis's ratio is divided by,
     # seed by seed: an interaction of two changes; None: a plain change.
     interaction: tuple[str, str] | None = None
+    # A contrast: the class (or OTHERS) whose statistic in the same runs the
+    # class's is divided by, seed by seed; ``reference`` is then ``variant``.
+    contrast: str | None = None
+
+    @property
+    def sides(self) -> tuple[Side, ...]:
+        """The statistics of each seed the ratio takes, in order: numerator
+        and denominator, and for an interaction the ratio it is divided by."""
+        if self.contrast is not None:
+            against = (
+                Side(self.variant, self.cls, others=True)
+                if self.contrast == OTHERS
+                else Side(self.variant, self.contrast)
+            )
+            return (Side(self.variant, self.cls), against)
+        pairs = (self.variant, self.reference, *(self.interaction or ()))
+        return tuple(Side(v, self.cls) for v in pairs)
 
     @property
     def direction(self) -> int:
@@ -99,6 +155,12 @@ class Hypothesis:
                 f"{'median' if self.quantile == 0.5 else f'p{self.quantile * 100:g}'} {self.metric}"
             )
         )
+        if self.contrast is not None:
+            against = "every other measured client" if self.contrast == OTHERS else self.contrast
+            return (
+                f"{self.variant}: {what} of {where} over {against}'s, in the same runs, should "
+                f"{self.expect} by at least {self.smallest_change:.0%}"
+            )
         if self.interaction is not None:
             other = f"{self.interaction[0]} vs {self.interaction[1]}"
             return (
@@ -138,17 +200,25 @@ def parse_hypotheses(
         if name in names:
             raise at.child("name").error(f"another hypothesis is called {name!r}")
         names.add(name)
-        for key in ("variant", "reference"):
-            if item[key] not in variants:
-                raise at.child(key).error(f"unknown variant {item[key]!r} (variants: {variants})")
-        if item["variant"] == item["reference"]:
-            raise at.child("reference").error("expected a variant other than `variant`")
         metric = Param("str", choices=tuple(METRICS)).convert(item["metric"], at.child("metric"))
         cls = item.get("class")
-        if cls is not None and cls not in classes:
-            raise at.child("class").error(f"unknown client class {cls!r} (classes: {classes})")
-        if cls == "client-relay" and metric != "client_bandwidth":
-            raise at.child("class").error("client-relay applies to client_bandwidth only")
+        for group, key in ((cls, "class"), (item.get("contrast"), "contrast")):
+            if group is None or (key == "contrast" and group == OTHERS):
+                continue
+            if group not in classes:
+                raise at.child(key).error(f"unknown client class {group!r} (classes: {classes})")
+            if group == "client-relay" and metric != "client_bandwidth":
+                raise at.child(key).error("client-relay applies to client_bandwidth only")
+        contrast = _contrast(item, at, cls)
+        if contrast is None and "reference" not in item:
+            raise at.error("expected a `reference:` (or a `contrast:` between client groups)")
+        # A contrast reads both groups in the variant's own runs.
+        reference = item["variant"] if contrast is not None else item["reference"]
+        for key, run in (("variant", item["variant"]), ("reference", reference)):
+            if run not in variants:
+                raise at.child(key).error(f"unknown variant {run!r} (variants: {variants})")
+        if contrast is None and item["variant"] == reference:
+            raise at.child("reference").error("expected a variant other than `variant`")
         if "size" in item and metric not in TRANSFER_METRICS:
             raise at.child("size").error(f"a size applies to {', '.join(TRANSFER_METRICS)} only")
         if "phase" in item and metric != "round_completion":
@@ -161,7 +231,7 @@ def parse_hypotheses(
             Hypothesis(
                 name=name,
                 variant=str(item["variant"]),
-                reference=str(item["reference"]),
+                reference=str(reference),
                 metric=metric,
                 expect=Param("str", choices=DIRECTIONS).convert(item["expect"], at.child("expect")),
                 smallest_change=Param("share", minimum=0.001, maximum=10).convert(
@@ -182,6 +252,7 @@ def parse_hypotheses(
                 interaction=_interaction(item["interaction"], at.child("interaction"), variants)
                 if "interaction" in item
                 else None,
+                contrast=contrast,
             )
         )
         if result[-1].interaction == (result[-1].variant, result[-1].reference):
@@ -189,6 +260,24 @@ def parse_hypotheses(
                 "expected another pair than variant and reference (their ratio over itself is 1)"
             )
     return tuple(result)
+
+
+def _contrast(item: dict[str, Any], at: Where, cls: str | None) -> str | None:
+    """A contrast's other group, checked against the hypothesis's other keys."""
+    if "contrast" not in item:
+        return None
+    contrast = Param("str").convert(item["contrast"], at.child("contrast"))
+    if cls is None:
+        raise at.child("contrast").error("a contrast needs a `class:` to set against it")
+    if contrast == cls:
+        raise at.child("contrast").error(f"expected a group other than the class {cls!r}")
+    for key in ("reference", "interaction"):
+        if key in item:
+            raise at.child(key).error(
+                "a contrast compares two client groups of the variant's own runs: "
+                f"expected no `{key}:`"
+            )
+    return contrast
 
 
 def _claim_or_extension(item: dict[str, Any], at: Where) -> dict[str, Any]:
