@@ -186,12 +186,15 @@ def per_seed_samples(
     statistic. Every metric keeps its values per client, so that every
     client counts once and the plan can tell clients' spread from seeds'."""
     transfers = list(transfers)
-    samples: dict[tuple[int, int], dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
+    collected: dict[tuple[int, int], dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
 
     def add(variant: str, seed: int, group: str, host: str, value: Any) -> None:
         for i, side in enumerate(h.sides):
             if side.holds(variant, group):
-                samples[(i, seed)][host].append(value)
+                collected[(i, seed)][host].append(value)
+
+    def samples() -> dict[tuple[int, int], ClientValues]:
+        return {key: dict(by_client) for key, by_client in collected.items()}
 
     if h.metric == "client_bandwidth":
         groups = {(b.variant, b.seed, b.host): b.group for b in bandwidths}
@@ -199,19 +202,19 @@ def per_seed_samples(
             group = groups.get((row.variant, row.seed, row.host))
             if group is not None and row.measured and row.success and row.ttlb:
                 add(row.variant, row.seed, group, row.host, (row.size, row.ttlb))
-        return samples, ClientRate()
+        return samples(), ClientRate()
     if h.metric == "round_completion":
         classes = {(row.variant, row.seed, row.host): row.cls for row in transfers}
         for r in rounds:
             if r.completion is not None and (h.phase is None or r.phase == h.phase):
                 group = classes.get((r.variant, r.seed, r.host), "")
                 add(r.variant, r.seed, group, r.host, r.completion)
-        return samples, ClientMean()
+        return samples(), ClientMean()
     if h.metric == "downloads_completed":
         for row in transfers:
             if row.measured and row.success:
                 add(row.variant, row.seed, row.cls, row.host, 1.0)
-        return samples, ClientCount()
+        return samples(), ClientCount()
     value_of = METRICS[h.metric]
     for row in transfers:
         if not row.measured or not row.success or (h.size is not None and row.size != h.size):
@@ -220,7 +223,7 @@ def per_seed_samples(
         if value is not None:
             add(row.variant, row.seed, row.cls, row.host, value)
     q = h.quantile if h.metric in QUANTILE_METRICS else 0.5
-    return samples, ClientQuantile(q)
+    return samples(), ClientQuantile(q)
 
 
 # The metrics the report's Changes table gives per (variant, reference,

@@ -277,7 +277,7 @@ def _contrast(item: dict[str, Any], at: Where, cls: str | None) -> str | None:
                 "a contrast compares two client groups of the variant's own runs: "
                 f"expected no `{key}:`"
             )
-    return contrast
+    return str(contrast)
 
 
 def _claim_or_extension(item: dict[str, Any], at: Where) -> dict[str, Any]:
