@@ -28,7 +28,7 @@ from runner.network.backends import SHADOW
 from runner.network.identity import spec_parts
 from runner.report.answers import answers_section
 from runner.report.assemble import write_report
-from runner.report.claims import claims_body, claims_section
+from runner.report.claims import claims_body, claims_section, reading_text
 from runner.spec.claims import Claim, ClaimsLedger, in_reading
 from runner.spec.hypotheses import Hypothesis
 from tests.conftest import CI_SMALL, FIXTURES, ROOT, fixture_report, fixture_results
@@ -243,7 +243,8 @@ def test_the_claims_table_puts_the_paper_number_beside_the_project_interval() ->
     }
     assert inside["extension"] is None
     assert _row(inside) == (
-        "| C1 | Conflux shortens downloads | conflux-shortens-10mb | Table I, 10 MB: -25.4% "
+        "| C1 | Conflux shortens downloads | conflux-shortens-10mb "
+        "| median ttlb, 10 MB: at least 10% decrease | Table I, 10 MB: -25.4% "
         "| -28.0% [-40.0, -16.0] (α = 5%, t = 2.78) | supported | yes |"
     )
     outside = _record(h, -0.20, -0.02)
@@ -257,7 +258,8 @@ def test_a_throughput_claim_is_read_as_a_time_and_says_so() -> None:
     record = _record(h, -0.40, -0.30)
     assert record["claim"]["paper_change_in_reading"] == pytest.approx(1 / 1.48 - 1)
     assert _row(record) == (
-        "| M3 | five downloads finish faster | n5-download | five concurrent downloads, "
+        "| M3 | five downloads finish faster | n5-download "
+        "| round_completion: at least 10% decrease | five concurrent downloads, "
         "5 circuits vs 1: -32.4% (the paper's +48.0% throughput) | -35.0% [-40.0, -30.0] "
         "(α = 5%, t = 2.78) | supported | yes |"
     )
@@ -306,7 +308,7 @@ def test_a_hypothesis_without_answers_is_not_run() -> None:
     assert "verdict" not in record and record["claim"]["id"] == "C1"
     assert _row(record) == (
         "| C1 | Conflux (2 legs) shortens downloads against Tor | conflux-shortens-5mib "
-        "| Table I, 5 MB: -56.7% | not run | - | - |"
+        "| median ttlb, 5 MiB: at least 10% decrease | Table I, 5 MB: -56.7% | not run | - | - |"
     )
     # An answer to an earlier form of the hypothesis does not answer it.
     earlier = _record(
@@ -373,7 +375,7 @@ def test_runner_claims_writes_each_experiments_claims_beside_its_answers(tmp_pat
     assert "Results: not run (no `" in ci_small
     assert (
         "| C1 | Conflux (2 legs) shortens downloads against Tor | conflux-shortens-5mib "
-        "| Table I, 5 MB: -56.7% | not run | - | - |"
+        "| median ttlb, 5 MiB: at least 10% decrease | Table I, 5 MB: -56.7% | not run | - | - |"
     ) in ci_small
 
 
@@ -407,3 +409,24 @@ def test_the_docs_name_the_spec_keys_and_link_the_page() -> None:
         assert key in text, key
     assert "(docs/claims.md)" in (ROOT / "README.md").read_text()
     assert "make claims" in (ROOT / "Makefile").read_text()
+
+
+def test_the_reads_column_names_the_quantile_size_form_and_smallest_change() -> None:
+    base = {"metric": "ttlb", "quantile": 0.9, "size_bytes": 400 * 1000, "expect": "decrease"}
+    assert reading_text(base | {"smallest_change": 0.1}) == (
+        "p90 ttlb, 400 KB: at least 10% decrease"
+    )
+    contrast = {
+        "metric": "client_bandwidth",
+        "class": "client-relay",
+        "contrast": "others",
+        "expect": "increase",
+        "smallest_change": 0.1,
+    }
+    assert reading_text(contrast) == (
+        "client_bandwidth, client-relay over others: at least 10% increase"
+    )
+    interaction = base | {"quantile": 0.5, "interaction": ["conflux", "plain"]}
+    assert reading_text(interaction | {"smallest_change": 0.05}) == (
+        "median ttlb, 400 KB, ratio of ratios: at least 5% decrease"
+    )

@@ -12,11 +12,14 @@ from runner.analyses.stats import number
 from runner.report.answers import change_text
 from runner.report.markdown import table
 from runner.spec.claims import ClaimsLedger
+from runner.spec.hypotheses import QUANTILE_METRICS
+from runner.units import human_size
 
 HEADER = [
     "claim",
     "the claim",
     "hypothesis",
+    "reads",
     "paper",
     "project",
     "verdict",
@@ -28,8 +31,10 @@ INTRO = (
     "The paper's number is given in the hypothesis's own reading: a time metric reads a "
     "paper's throughput change X as the time change 1/(1 + X) - 1 (+48% throughput is "
     "-32.4% time), a rate metric reads a time change the same way, and counts are taken as "
-    "given. The project's change and its interval (at the level α the Answers section "
-    "explains) are the Answers section's; the last column says whether the paper's number "
+    "given. *Reads*: the hypothesis's statistic (its quantile of each client's transfers, its "
+    "size; a contrast's two client groups; an interaction's ratio of ratios) and the "
+    "smallest change it asks for. The project's change and its interval (at the level α "
+    "the Answers section explains) are the Answers section's; the last column says whether the paper's number "
     "lies inside that interval (- where the claim is qualitative or there is no interval)."
 )
 
@@ -64,11 +69,36 @@ def _inside(claim: dict[str, Any]) -> str:
     return "-" if inside is None else ("yes" if inside else "no")
 
 
+def reading_text(record: dict[str, Any]) -> str:
+    """What a hypothesis reads and the smallest change it asks for, from its
+    answers.json record: "p90 ttlb, 400 KiB: at least 10% decrease"."""
+    metric = str(record["metric"])
+    what = metric
+    if metric in QUANTILE_METRICS:
+        q = float(record.get("quantile") or 0.5)
+        what = f"{'median' if q == 0.5 else f'p{q * 100:g}'} {metric}"
+    parts = [what]
+    if record.get("size_bytes"):
+        parts.append(human_size(int(record["size_bytes"])))
+    if record.get("contrast"):
+        parts.append(f"{record.get('class')} over {record['contrast']}")
+    if record.get("interaction"):
+        parts.append("ratio of ratios")
+    smallest = number(float(record["smallest_change"]) * 100, 0)
+    return f"{', '.join(parts)}: at least {smallest}% {record['expect']}"
+
+
 def claim_row(record: dict[str, Any]) -> list[str]:
     """One row of the claims table from an answers.json record with a
     claim; a record with no verdict (a hypothesis not run) says so."""
     claim = record["claim"]
-    row = [claim["id"], claim.get("claim") or "-", record["hypothesis"], paper_text(claim)]
+    row = [
+        claim["id"],
+        claim.get("claim") or "-",
+        record["hypothesis"],
+        reading_text(record),
+        paper_text(claim),
+    ]
     if "verdict" not in record:
         return row + [NOT_RUN, "-", "-"]
     project = change_text(
