@@ -34,8 +34,8 @@ INTRO = (
     "given. *Reads*: the hypothesis's statistic (its quantile of each client's transfers, its "
     "size; a contrast's two client groups; an interaction's ratio of ratios) and the "
     "smallest change it asks for. The project's change and its interval (at the level α "
-    "the Answers section explains) are the Answers section's; the last column says whether the paper's number "
-    "lies inside that interval (- where the claim is qualitative or there is no interval)."
+    "the Answers section explains) are the Answers section's; the last column says whether "
+    "the paper's number lies inside that interval (- where the claim is qualitative or there is no interval)."
 )
 
 
