@@ -35,7 +35,8 @@ INTRO = (
     "size; a contrast's two client groups; an interaction's ratio of ratios) and the "
     "smallest change it asks for. The project's change and its interval (at the level α "
     "the Answers section explains) are the Answers section's; the last column says whether "
-    "the paper's number lies inside that interval (- where the claim is qualitative or there is no interval)."
+    "the paper's number lies inside that interval (- where the claim is qualitative or "
+    "there is no interval)."
 )
 
 
