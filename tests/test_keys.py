@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 
 from runner.cli import main
 from runner.network.backends import SHADOW_CERT_TIME
-from runner.network.key_derivation import relay_key_files
+from runner.network.key_derivation import DERIVATION, authority_key_files, relay_key_files
 from runner.network.tor_keys import KeyTools, _make_authority_cert, ensure_keys
 from runner.tools.prereqs import find
 from tests.conftest import CI_SMALL, needs_tor
@@ -150,3 +151,26 @@ def test_the_certificate_clock_stands_still_however_slow_the_tool(tmp_path: Path
         "-"
     )
     assert before == after
+
+
+# Keys derived under DERIVATION "tornet-keys/1" with Python's own integer
+# arithmetic, before GMP did it: the same seed must give the same bytes.
+COMMITTED_FINGERPRINTS = {
+    (7, "relay1exit"): "EFD3224603699CAF27B62E860575B762042D6435",
+    (7, "4uthority1"): "DB8030C5C9EF290D3E76CCEA183BABB288E517FA",
+    (8, "relay2guard"): "F6B3BD03CE07E06334B0361865105295C18F6AE1",
+}
+COMMITTED_AUTHORITY_SHA256 = {
+    "authority_identity_key": "10d6a0ea714d7b2d9f0698a7d00f1ab590bf026f6eff7d5d2941ed5319a66e64",
+    "authority_signing_key": "15aac3acc91f43e6e06c3849696891ebeb5c45211ec350a9824be831a3751a96",
+}
+
+
+def test_the_derivation_gives_the_committed_keys() -> None:
+    assert DERIVATION == "tornet-keys/1"  # a new derivation states new figures here
+    for (seed, host), fingerprint in COMMITTED_FINGERPRINTS.items():
+        assert relay_key_files(seed, host).fingerprint == fingerprint
+    files = authority_key_files(7, "4uthority1")
+    assert {k: hashlib.sha256(v).hexdigest() for k, v in files.items()} == (
+        COMMITTED_AUTHORITY_SHA256
+    )

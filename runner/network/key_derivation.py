@@ -18,6 +18,7 @@ import base64
 import hashlib
 from dataclasses import dataclass
 
+import gmpy2
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -48,16 +49,21 @@ class _Stream:
 
 
 def _is_probable_prime(n: int, stream: _Stream) -> bool:
-    d, r = n - 1, 0
-    while d % 2 == 0:
-        d, r = d // 2, r + 1
+    """Miller-Rabin with bases from ``stream``. The arithmetic is GMP's
+    (gmpy2): the same numbers as Python's ints, several times faster; the
+    bases, and so the stream's later bytes, are as they always were."""
+    big = gmpy2.mpz(n)
+    last = big - 1
+    d, r = last, 0
+    while gmpy2.is_even(d):
+        d, r = d >> 1, r + 1
     for _ in range(_MILLER_RABIN_ROUNDS):
-        x = pow(2 + stream.below(n - 3), d, n)
-        if x in (1, n - 1):
+        x = gmpy2.powmod(2 + stream.below(n - 3), d, big)
+        if x == 1 or x == last:
             continue
         for _ in range(r - 1):
-            x = pow(x, 2, n)
-            if x == n - 1:
+            x = gmpy2.powmod(x, 2, big)
+            if x == last:
                 break
         else:
             return False
