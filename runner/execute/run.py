@@ -13,7 +13,6 @@ import os
 import shutil
 import socket
 import sys
-import time
 import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -23,7 +22,8 @@ from typing import Protocol
 
 from runner.errors import PrerequisiteError, RunError
 from runner.execute.backend import Execution
-from runner.execute.cpus import OFF, OWN_CPUS, CpuSlots, Placement
+from runner.execute.cpus import OFF, OWN_CPUS, CpuSlots, Placement, usable_cpus
+from runner.execute.generation import Generate, Generators, in_this_process
 from runner.execute.local import run as local_run
 from runner.execute.local.execution import LocalExecution
 from runner.execute.local.procs import kill_all
@@ -39,7 +39,7 @@ from runner.manifest import (
     write_manifest,
 )
 from runner.network.backends import LOCAL, SHADOW, Backend
-from runner.network.generate import PATCHED_TOR, Tools, generate_run
+from runner.network.generate import PATCHED_TOR, Tools
 from runner.network.identity import TOOLS_PART, changed_parts, digest, spec_parts
 from runner.spec.model import Spec, Variant
 from runner.tools.prereqs import find, require, tor_libraries
@@ -144,6 +144,7 @@ def run_one(
     cpus: frozenset[int] | None = None,
     pin: bool = True,
     at_once: tuple[int, int] | None = None,
+    generate: Generate = in_this_process,
 ) -> RunOutcome:
     """Generate and simulate one run; a failure is recorded in its manifest
     and returned, never raised. ``at_once``: the runs the pool beside it
@@ -159,14 +160,9 @@ def run_one(
         run_dir.rename(aside)
     try:
         reporter.phase(label, "generate")
-        generate_started = time.monotonic()
-        generate_run(
+        generated = generate(
             spec, variant, task.seed, task.layout, tools, list(task.command), threads, backend
         )
-        # Generation runs tools in short subprocesses and threads whose CPU
-        # cannot be told from concurrent runs'; its wall time stands for it
-        # (a few seconds a run, against minutes of simulation).
-        generate_cpu = time.monotonic() - generate_started
         ran = EXECUTIONS[backend.name].run(
             run_dir,
             tools.for_variant(variant),
@@ -178,7 +174,7 @@ def run_one(
             pin,
         )
         manifest = ran.manifest
-        manifest[CPU_PHASES] = {"generate": round(generate_cpu, 3), "simulate": ran.cpu_s}
+        manifest[CPU_PHASES] = {"generate": round(generated.cpu_s, 3), "simulate": ran.cpu_s}
         # Work, not waiting: the time waited for the machine is kept apart.
         manifest["phases"]["simulate_s"] = round(ran.work_s, 3)
         manifest["phases"]["wait_s"] = round(ran.waited_s, 3)
@@ -271,16 +267,24 @@ def _run_here(
     """Run ``tasks`` in this process's pool, each on CPUs of its own."""
     slots = CpuSlots(placement)
     pin = placement.pinning != OFF
+    generators = Generators(placement.jobs)
 
     def one(task: RunTask) -> RunOutcome:
         with slots.take() as cpus:
             outcome = run_one(
-                task, tools, placement.threads, progress, cpus, pin, at_once(placement)
+                task,
+                tools,
+                placement.threads,
+                progress,
+                cpus,
+                pin,
+                at_once(placement),
+                generators,
             )
         finish(progress, outcome)
         return outcome
 
-    with ThreadPoolExecutor(max_workers=placement.jobs) as pool:
+    with generators, ThreadPoolExecutor(max_workers=placement.jobs) as pool:
         futures = [pool.submit(one, task) for task in tasks]
         try:
             return [f.result() for f in futures]
@@ -442,7 +446,7 @@ def generate_experiment(
     running it; the directories written and the number left as they were.
     Runs of variants that measure parameters from other runs are left to
     ``run``, which measures them first."""
-    written = []
+    todo = []
     kept = 0
     for c in choose_runs(spec, layout, backend, tools.versions):
         if c.current or spec.variant(c.variant).consensus_from:
@@ -453,7 +457,15 @@ def generate_experiment(
             if aside.exists():
                 shutil.rmtree(aside)
             c.run_dir.rename(aside)
-        written.append(
-            generate_run(spec, spec.variant(c.variant), c.seed, layout, tools, command, 1, backend)
+        todo.append(c)
+    if not todo:
+        return [], kept
+    jobs = min(len(todo), len(usable_cpus()))
+    with Generators(jobs) as generate, ThreadPoolExecutor(max_workers=jobs) as pool:
+        generated = pool.map(
+            lambda c: generate(
+                spec, spec.variant(c.variant), c.seed, layout, tools, command, 1, backend
+            ),
+            todo,
         )
-    return written, kept
+        return [g.run_dir for g in generated], kept
