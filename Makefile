@@ -103,9 +103,8 @@ test-sim:
 unit-fast:
 	$(PY) -m pytest -ra -m "not slow"
 
-# On 2 cores (estimates, to be measured): make unit about 5 minutes without
-# Shadow, about 8 with it (the smoke test), then the local-backend regression
-# runs ci-small's four networks at once as real tor processes (about 3.5).
+# make unit, then the local-backend regression runs ci-small's four networks
+# at once as real tor processes. Measured times on 2 cores: README.md.
 test: lint typecheck unit regress-local
 
 regress-local:

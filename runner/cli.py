@@ -114,10 +114,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for warning in _backend(args, spec).warnings(spec):
         print(warning, file=sys.stderr)
     if args.expand:
-        import yaml
+        from runner.spec.dump import spec_yaml
 
         # The spec as the runner reads it: a matrix written out as variants.
-        print(yaml.safe_dump(spec.raw, sort_keys=False, width=100), end="")
+        print(spec_yaml(spec.raw, width=100), end="")
     out = sys.stderr if args.expand else sys.stdout
     if spec.seed_rounds is not None:
         r = spec.seed_rounds

@@ -13,9 +13,14 @@ from runner.analyses.paths import (
     path_failures,
     paths_result,
 )
-from runner.experiments.conflux.consensus import flag_failures, needed_flags
+from runner.experiments.conflux.consensus import (
+    consensus_summaries,
+    flag_failures,
+    needed_flags,
+)
+from runner.experiments.conflux.consensus_report import relays_section
 from runner.logs.oniontrace import parse_lines as parse_oniontrace
-from runner.tables.schema import CircuitRow, RelayLoad, RelayRow
+from runner.tables.schema import RELAYS, CircuitRow, RelayLoad, RelayRow
 from tests.conftest import FIXTURES, fixture_results
 
 
@@ -173,3 +178,53 @@ def test_the_committed_one_authority_consensus_fails_the_flag_check() -> None:
         ]
     failures = flag_failures(rows)
     assert len(failures) == 1 and "relay6middle (middle) lacks Stable" in failures[0]
+
+
+def _relay(relay: str, role: str, flags: tuple[str, ...], measured: bool = True) -> RelayRow:
+    return RelayRow("unlimited", 1, relay, role, flags, 100, measured, None, None)
+
+
+def test_the_relays_table_counts_the_authority_apart_from_the_specs_relays(
+    tmp_path: Path,
+) -> None:
+    # One authority and six relays: the consensus lists seven, the spec six.
+    relay = ("Fast", "Running", "Stable", "Valid")
+    rows = [
+        _relay("4uthority1", "authority", ("Authority", "Running", "Stable"), measured=False),
+        *(_relay(f"relay{i}exit", "exit", ("Exit", *relay)) for i in (1, 2)),
+        *(_relay(f"relay{i}guard", "guard", ("Guard", *relay)) for i in (3, 4)),
+        *(_relay(f"relay{i}middle", "middle", relay) for i in (5, 6)),
+    ]
+    spec, layout = fixture_results("tortoise-small", tmp_path)
+    RELAYS.write(layout.experiment_dir, rows)
+    inp = Inputs(spec, layout, [], [], {})
+    result = consensus_summaries(inp)
+    [one] = result.summaries
+    assert (one.listed, one.authorities, one.relays, one.client_relays) == (7, 1, 6, 0)
+    assert (one.guards, one.stable, one.measured) == (2, 6, 6)  # not the authority's
+    lines = relays_section(result, inp, tmp_path).lines
+    assert "## Relays and authorities in the last consensus" in lines
+    text = "\n".join(lines)
+    assert "the directory authorities (4uthority1), listed like any relay" in text
+    assert "'in consensus' is the sum of three counts" in text
+    header = next(line for line in lines if line.startswith("| variant"))
+    assert header.startswith("| variant | seed | in consensus | authorities | relays | ")
+    assert "| unlimited | 1 | 7 | 1 | 6 | 0 | 2/2 | 2 | 6/6 | 6/6 |" in lines
+
+
+def test_the_fixture_consensus_counts_the_specs_relays_as_the_spec_gives_them(
+    tmp_path: Path,
+) -> None:
+    spec, layout = fixture_results("tortoise-small", tmp_path)
+    result = consensus_summaries(Inputs(spec, layout, [], [], {}))
+    given = sum(group.count for group in spec.network.relays)
+    assert given == 8 and spec.network.authorities == 3
+    assert result.authority_names == ("4uthority1", "4uthority2", "4uthority3")
+    assert len(result.summaries) == len(spec.runs())
+    for r in result.summaries:
+        assert (r.authorities, r.relays) == (3, given), r
+        assert r.listed == 11 + r.client_relays
+        # Clients run a relay only where the variant asks for it.
+        assert (r.client_relays > 0) == bool(spec.variant(r.variant).client_relays), r
+    high = next(r for r in result.summaries if r.variant == "relays-high")
+    assert high.client_relays == 6  # 40% of 5 bulk and 10% of 40 web clients

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
@@ -10,8 +11,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
-from tests.conftest import fixture_report
+from tests.conftest import fixture_report, fixture_spec
 
 BROWSER = shutil.which("chromium-headless-shell") or shutil.which("chromium")
 
@@ -51,6 +53,22 @@ def test_the_page_is_self_contained_and_opens_with_the_claims_and_answers(report
     assert tables == 2
     assert page.rstrip().endswith("</html>") and "<h2>Spec and versions</h2>" in page
     assert "limit-slows-bulk" in page.split("<h2>Spec and versions</h2>")[1]  # the spec
+
+
+def test_the_spec_block_shows_a_folded_description_folded_without_stray_quotes(
+    report: Path,
+) -> None:
+    # tortoise-small's description is a folded (>) string with apostrophes.
+    page = (report / "report.html").read_text()
+    block = re.search(r"<h2>Spec and versions</h2>.*?<pre>(.*?)</pre>", page, re.S)
+    assert block
+    text = html.unescape(block.group(1))
+    spec = fixture_spec("tortoise-small")
+    assert "\ndescription: >\n  Tortoise: relays rate-limit the traffic" in "\n" + text
+    assert "relays' bandwidth scaled down" in text and "''" not in text
+    assert not [line for line in text.splitlines() if line.strip() in ("'", '"')]
+    assert not re.search(r"^\s*[\w-]+: '", text, re.M), "a string in single quotes"
+    assert yaml.safe_load(text) == spec.raw  # the spec as validated, every value
 
 
 @pytest.mark.skipif(BROWSER is None, reason="no headless browser: apt-get install chromium")

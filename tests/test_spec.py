@@ -9,7 +9,8 @@ import yaml
 from runner.errors import SpecError
 from runner.experiments import load_spec, parse_spec
 from runner.spec.consensus import known_consensus_params
-from tests.conftest import CI_SMALL, ROOT
+from runner.spec.dump import spec_yaml
+from tests.conftest import CI_SMALL, FIXTURES, ROOT
 
 
 def _broken(text: str, tmp_path: Path, edit) -> Path:  # type: ignore[no-untyped-def]
@@ -293,3 +294,38 @@ def test_a_hypothesis_phase_must_be_one_of_the_rounds() -> None:
         parse_spec(data, "mctor-small.yaml")
     assert info.value.key == f"hypotheses[{index}].phase"
     assert "has a phase 'no-such-phase'" in info.value.expected
+
+
+@pytest.mark.parametrize(
+    "path",
+    [*sorted((ROOT / "configs").glob("*.yaml")), *sorted(FIXTURES.glob("*/spec.yaml"))],
+    ids=lambda p: f"{p.parent.name}/{p.name}",
+)
+def test_a_spec_written_back_loads_the_same_and_keeps_its_folded_strings(path: Path) -> None:
+    spec = load_spec(path)
+    for width in (80, 100):
+        text = spec_yaml(spec.raw, width)
+        assert yaml.safe_load(text) == spec.raw
+        assert "''" not in text
+        assert not [line for line in text.splitlines() if line.strip() in ("'", '"')]
+    if isinstance(spec.raw.get("description"), str) and len(spec.raw["description"]) > 100:
+        assert spec_yaml(spec.raw).startswith(f"name: {spec.name}\ndescription: >")
+
+
+def test_a_spec_written_back_keeps_lines_apostrophes_and_short_lists() -> None:
+    raw = {
+        "folded": ", ".join(["one long line, as a folded block gives it"] * 3) + "\n",
+        "lines": "first line\nsecond line\n",
+        "quoted": "Table I: C2's ratio over C1's",
+        "short": "a client's",
+        "spaces": "trailing spaces   \nkept",
+        "seeds": [1, 2],
+        "long": ["a fairly long torrc line number one", "a fairly long torrc line two"],
+    }
+    text = spec_yaml(raw)
+    assert yaml.safe_load(text) == raw
+    assert text.splitlines()[0] == "folded: >"
+    assert "lines: |\n  first line\n  second line\n" in text
+    assert "quoted: \"Table I: C2's ratio over C1's\"\n" in text
+    assert "short: a client's\n" in text
+    assert "seeds: [1, 2]\n" in text and "long:\n- a fairly long" in text

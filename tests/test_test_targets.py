@@ -196,3 +196,18 @@ def test_a_simulation_says_what_it_starts_on_a_line_of_its_own(
         assert said in lines, (flags, lines)
         assert not any("test_skipped starts" in line for line in lines), lines
         assert "captured, not shown" not in result.stdout.str()
+
+
+def test_the_readme_gives_each_targets_time_as_measured_with_its_date() -> None:
+    readme = (ROOT / "README.md").read_text()
+    [paragraph] = [p for p in readme.split("\n\n") if "15 slowest tests" in p]
+    text = " ".join(paragraph.split())
+    makefile = (ROOT / "Makefile").read_text()
+    assert not re.search(r"estimate|to be measured", text + makefile, re.I)
+    assert re.search(r"Measured on \d+ cores on \d{4}-\d{2}-\d{2}\b", text), text
+    # A time, or the placeholder for the one still to be measured.
+    time = r"(\d+ min \d+ s|MAKE_TEST_WITH_SHADOW)"
+    for run in ("`make test` without Shadow", "`make test` with Shadow", "`make test-sim` with"):
+        assert re.search(re.escape(run) + r"[^;]*? " + time, text), run
+    assert re.search(r"\d+ passed, \d+ skipped, \d+ deselected", text)
+    assert text.count("MAKE_TEST_WITH_SHADOW") <= 1

@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 
 import markdown
-import yaml
 
+from runner.spec.dump import spec_yaml
 from runner.spec.model import Spec
 
 STYLE = """
@@ -45,7 +45,7 @@ def _embed_images(body: str, directory: Path) -> str:
 def write_html(markdown_text: str, spec: Spec, versions: str, directory: Path) -> Path:
     """Write ``directory``/report.html from the Markdown report beside its plots."""
     body = _embed_images(markdown.markdown(markdown_text, extensions=["tables"]), directory)
-    spec_text = yaml.safe_dump(spec.raw, sort_keys=False, allow_unicode=True)
+    spec_text = spec_yaml(spec.raw)
     page = (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>Experiment {html.escape(spec.name)}</title>\n<style>{STYLE}</style>\n"

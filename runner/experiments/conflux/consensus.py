@@ -29,20 +29,38 @@ ROLE_FLAGS = {
 
 @dataclass(frozen=True)
 class ConsensusSummary:
+    """One run's consensus. It lists every tor that relays: the directory
+    authorities (which relay too), the spec's relays and the clients that
+    also run a relay (``client_relays``); the counts after ``client_relays``
+    are of the last two, not of the authorities."""
+
     variant: str
     seed: int
-    relays: int
+    authorities: int
+    relays: int  # the spec's relays (network.relays)
+    client_relays: int  # clients that also run a relay
     exits: int
     exits_fast_stable: int
     guards: int
     stable: int
     measured: int  # relays whose weight came from the bandwidth file
 
+    @property
+    def listed(self) -> int:
+        """Every router in the consensus, the authorities included."""
+        return self.authorities + self.relays + self.client_relays
+
+    @property
+    def not_authorities(self) -> int:
+        """The relays and clients' relays: what the flag counts are of."""
+        return self.relays + self.client_relays
+
 
 @dataclass(frozen=True)
 class ConsensusResult:
     summaries: list[ConsensusSummary]
     failures: list[str]  # relays without a flag their role needs
+    authority_names: tuple[str, ...] = ()  # the authorities' nicknames, as listed
 
 
 def needed_flags(role: str) -> frozenset[str]:
@@ -77,18 +95,22 @@ def consensus_summaries(inp: Inputs) -> ConsensusResult:
             mine = [r for r in rows if r.variant == variant and r.seed == seed]
             if not mine:
                 continue
-            flags = [set(r.flags) for r in mine]
+            relaying = [r for r in mine if r.role != "authority"]
+            flags = [set(r.flags) for r in relaying]
             exits = [f for f in flags if "Exit" in f]
             found.append(
                 ConsensusSummary(
                     variant,
                     seed,
-                    len(mine),
-                    len(exits),
-                    sum({"Fast", "Stable"} <= f for f in exits),
-                    sum("Guard" in f for f in flags),
-                    sum("Stable" in f for f in flags),
-                    sum(r.measured for r in mine),
+                    authorities=len(mine) - len(relaying),
+                    relays=sum(r.role != "client" for r in relaying),
+                    client_relays=sum(r.role == "client" for r in relaying),
+                    exits=len(exits),
+                    exits_fast_stable=sum({"Fast", "Stable"} <= f for f in exits),
+                    guards=sum("Guard" in f for f in flags),
+                    stable=sum("Stable" in f for f in flags),
+                    measured=sum(r.measured for r in relaying),
                 )
             )
-    return ConsensusResult(found, flag_failures(rows))
+    names = tuple(sorted({r.relay for r in rows if r.role == "authority"}))
+    return ConsensusResult(found, flag_failures(rows), names)
