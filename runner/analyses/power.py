@@ -18,7 +18,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runner.analyses.sequential import ALPHA, SequentialDesign, one_look_critical, seed_draws
+from runner.analyses.sequential import (
+    ALPHA,
+    SequentialDesign,
+    one_look_critical,
+    seed_draws,
+    warm_one_look,
+)
 
 PROBABILITY = 0.8  # the chance of a decisive verdict a prediction aims for
 MAX_SEEDS = 1000  # beyond this, "more than 1000" is the honest answer
@@ -90,6 +96,7 @@ def seeds_to_decisive(
     MAX_SEEDS is."""
     if sd <= 0:
         return MIN_SEEDS
+    warm_one_look(alpha)
     low, high = MIN_SEEDS, 4
     while decisive_probability(effect, sd, high, target, alpha) < probability:
         low, high = high, high * 2
