@@ -79,6 +79,14 @@ def test_plan_reads_a_pilot_and_prices_each_design(tmp_path: Path) -> None:
     configured, twice = data["designs"][0], data["designs"][1]
     # twice the clients cost more per run and load the network more
     assert twice["busiest"] > configured["busiest"]
+    # every hypothesis together: the rule's chance, and how sure the seeds are
+    assert configured["all_decided"] >= 0.8 and twice["all_decided"] >= 0.8
+    low, high = configured["seeds_needed_interval"]
+    assert low < high and configured["seeds_needed"] == max(configured["fixed_seeds"].values())
+    assert twice["seeds_needed_interval"] is None  # the design as configured only
+    correlation = data["correlation"]
+    assert correlation["hypotheses"] == list(data["spreads"])
+    assert len(correlation["matrix"]) == 4 and correlation["matrix"][0][0] == 1.0
     assert (experiment / "plan.md").read_text().strip() == text.strip()
 
 

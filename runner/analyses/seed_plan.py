@@ -42,6 +42,8 @@ from typing import Any
 import numpy as np
 
 from runner.analyses.answers import (
+    CONFIRMATORY,
+    family,
     first_step_alpha,
     hypothesis_rounds,
     per_seed_samples,
@@ -49,13 +51,29 @@ from runner.analyses.answers import (
     seed_samples,
 )
 from runner.analyses.client_bandwidth import ClientBandwidth
+from runner.analyses.joint_plan import (
+    FIRST_ROUND,
+    LAST_LOOK_INFLATION,
+    SIMULATED_UP_TO,
+    JointOutcome,
+    JointRule,
+    Question,
+    correlation,
+    smallest_rule,
+)
 from runner.analyses.plan_load import (
     busiest_by_role,
     busiest_utilisation,
     class_demand,
     role_capacity,
 )
-from runner.analyses.power import MAX_SEEDS, Target, seeds_to_decisive, simulate_rounds
+from runner.analyses.power import (
+    MAX_SEEDS,
+    Target,
+    seeds_to_decisive,
+    seeds_to_decisive_many,
+    simulate_rounds,
+)
 from runner.analyses.rounds import Round
 from runner.analyses.seed_rounds import variants_compared
 from runner.analyses.sequential import ALPHA, SequentialDesign
@@ -88,6 +106,8 @@ class Spread:
     transfers: float | None  # between a client's transfers; None if not measurable
     clients: float | None  # between measured clients; None with one client a seed
     between: float  # between seeds beyond both
+    # (seed, log ratio) of each paired seed: how hypotheses move together
+    per_seed: tuple[tuple[int, float], ...] = ()
 
     def predicted(self, clients: float, relays: float, measure: float) -> float:
         """The variance with ``clients`` times the measured clients,
@@ -132,21 +152,28 @@ def spread(
     seeds' spread alone (no part is split off for clients or transfers)."""
     samples, statistic = per_seed_samples(h, transfers, bandwidths, rounds)
     seeds = seed_samples(h, samples)
+    seed_numbers = [seed for side, seed in sorted(samples) if side == 0]  # seed_samples' order
     if h.interaction is not None:
-        logs_ = [math.log(r) for r in seed_change(h, seeds, statistic).ratios]
-        if len(logs_) < 2:
+        per_seed = tuple(
+            (seed, math.log(ratios[0]))
+            for seed, sides in zip(seed_numbers, seeds, strict=True)
+            if (ratios := seed_change(h, [sides], statistic).ratios)
+        )
+        if len(per_seed) < 2:
             return None
+        logs_ = [log for _, log in per_seed]
         var = float(np.var(logs_, ddof=1))
-        return Spread(h.name, len(logs_), float(np.mean(logs_)), var, None, None, var)
+        return Spread(h.name, len(logs_), float(np.mean(logs_)), var, None, None, var, per_seed)
     rng = np.random.default_rng(0)
-    logs, client_parts, transfer_parts = [], [], []
-    for values, reference in seeds:
+    logs, client_parts, transfer_parts, paired_seeds = [], [], [], []
+    for seed, (values, reference) in zip(seed_numbers, seeds, strict=True):
         if not values or not reference:
             continue
         top, bottom = statistic(values), statistic(reference)
         if not (top > 0 and bottom > 0):
             continue
         logs.append(math.log(top / bottom))
+        paired_seeds.append(seed)
         within = sum(transfer_variance(side, statistic, rng) for side in (values, reference))
         transfer_parts.append(within)
         if min(len(values), len(reference)) > 1:
@@ -159,7 +186,14 @@ def spread(
     client_part = float(np.mean(client_parts)) if client_parts else None
     between = max(total - transfer_part - (client_part or 0.0), 0.0)
     return Spread(
-        h.name, len(logs), float(np.mean(logs)), total, transfer_part, client_part, between
+        h.name,
+        len(logs),
+        float(np.mean(logs)),
+        total,
+        transfer_part,
+        client_part,
+        between,
+        tuple(zip(paired_seeds, logs, strict=True)),
     )
 
 
@@ -314,8 +348,10 @@ def alternatives_for(measured_clients: int) -> tuple[Alternative, ...]:
 class Prediction:
     alternative: Alternative
     fixed_seeds: dict[str, int]  # hypothesis -> seeds a fixed-size design needs (80%)
-    rule_max: int  # the `max` of seeds {min: 5, step: 2} deciding every hypothesis (80% each)
-    expected_seeds: float  # seeds the rule is expected to run
+    # The `max` of seeds {min: 5, step: 2} whose rule decides every
+    # hypothesis, all together, with 80% probability (runner/analyses/joint_plan.py).
+    rule_max: int
+    expected_seeds: float  # seeds that rule is expected to run
     cpu_s_per_seed: float  # every variant once
     cpu_hours_expected: float
     cpu_hours_max: float
@@ -325,6 +361,19 @@ class Prediction:
     # Variants the rounds after the first run (seeds: {later: hypotheses});
     # None: every variant.
     later_variants: int | None = None
+    all_decided: float = math.nan  # P(every hypothesis decided) at rule_max
+    confirmatory_decided: float = math.nan  # P(every confirmatory one decided); nan: none
+    simulated: bool = True  # False: rule_max beyond SIMULATED_UP_TO, approximated
+    # An 80% interval on the seeds a fixed-size design needs (the largest of
+    # fixed_seeds), over what the pilot leaves unknown (seeds_needed_interval);
+    # None where not worked out (only the first design has it).
+    seeds_interval: tuple[int, int] | None = None
+
+    @property
+    def seeds_point(self) -> int | None:
+        """The seeds a fixed-size design needs to decide each hypothesis with
+        80% probability, at the pilot's figures: the largest of fixed_seeds."""
+        return max(self.fixed_seeds.values()) if self.fixed_seeds else None
 
     def wall_hours(self, cores: int, variants: int, seeds: float) -> float:
         """Wall hours on ``cores`` cores, one run per core at a time."""
@@ -341,18 +390,6 @@ def rule_runs(variants: int, seeds: float, later_variants: int | None) -> float:
     return variants * FIRST_ROUND + later_variants * (seeds - FIRST_ROUND)
 
 
-SIMULATED_UP_TO = 41  # rules with more seeds than this are approximated, not simulated
-# Beyond that, an O'Brien-Fleming rule with looks every 2 seeds needs about
-# 10% more seeds at its last look than a fixed-size interval ((2.04 / 1.96)^2
-# with many looks) and, with a true change, stops on average near the
-# fixed size.
-LAST_LOOK_INFLATION = 1.1
-
-
-# The first round of the rules the plan simulates: seeds {min: 5, step: 2}.
-FIRST_ROUND = 5
-
-
 def rule_max_seeds(
     effect: float,
     variance: float,
@@ -360,9 +397,14 @@ def rule_max_seeds(
     first: int = FIRST_ROUND,
     alpha: float = ALPHA,
 ) -> tuple[int, float]:
-    """The smallest ``max`` of seeds {min: first, step: 2} whose rule at
-    level ``alpha`` decides with PROBABILITY, and the seeds it is expected
-    to run; (MAX_SEEDS + 1, nan) if none up to MAX_SEEDS does."""
+    """One hypothesis on its own: the smallest ``max`` of seeds {min: first,
+    step: 2} whose rule at level ``alpha`` decides it with PROBABILITY, and
+    the seeds it is expected to run; (MAX_SEEDS + 1, nan) if none up to
+    MAX_SEEDS does. The plan's ``max`` is the whole rule's over every
+    hypothesis (joint_plan.smallest_rule), which the largest of these can
+    understate (several hypotheses needing about as many seeds must all be
+    decided at once) or overstate (Holm's later steps read the confirmatory
+    ones still open at a larger level than the first step's, taken here)."""
     sd = math.sqrt(variance)
     fixed = seeds_to_decisive(effect, sd, target, PROBABILITY, alpha)
     if fixed > MAX_SEEDS:
@@ -377,6 +419,43 @@ def rule_max_seeds(
         high += 2
     most = max(high, math.ceil(fixed * LAST_LOOK_INFLATION))
     return (most, float(fixed)) if most <= MAX_SEEDS else (MAX_SEEDS + 1, math.nan)
+
+
+def hypothesis_correlation(
+    spreads: dict[str, Spread], hypotheses: Sequence[Hypothesis]
+) -> tuple[list[str], np.ndarray]:
+    """The hypotheses with a spread, in order, and the correlation of their
+    seeds' log ratios (joint_plan.correlation). Taken as the same for every
+    design: a design that averages more clients or relays may change it."""
+    names = [h.name for h in hypotheses if h.name in spreads]
+    return names, correlation([dict(spreads[name].per_seed) for name in names])
+
+
+def plan_questions(
+    spreads: dict[str, Spread], hypotheses: Sequence[Hypothesis], alt: Alternative
+) -> tuple[dict[str, int], list[Question]]:
+    """Per hypothesis with a spread, under design ``alt``: the seeds a
+    fixed-size design needs (at Holm's first-step level) and the question
+    the joint simulation asks."""
+    fixed: dict[str, int] = {}
+    questions = []
+    for h in hypotheses:
+        s = spreads.get(h.name)
+        if s is None:
+            continue
+        sd = math.sqrt(s.predicted(alt.clients, alt.relays, alt.measure))
+        target = Target(h.direction, h.smallest_change)
+        alpha = first_step_alpha(h, hypotheses)
+        fixed[h.name] = seeds_to_decisive(s.effect, sd, target, PROBABILITY, alpha)
+        questions.append(Question(h.name, s.effect, sd, target, family(h) == CONFIRMATORY))
+    return fixed, questions
+
+
+def _joint_rule(fixed: dict[str, int], questions: list[Question], corr: np.ndarray) -> JointRule:
+    """The joint rule, searched from the most seeds one hypothesis needs."""
+    if not questions:
+        return JointRule(0, JointOutcome(math.nan, math.nan, 0.0))
+    return smallest_rule(questions, corr, max(fixed.values()))
 
 
 def predict(
@@ -399,24 +478,17 @@ def predict(
     planned for differs from the pilot's (the alternatives apply on top);
     ``later_variants``: the variants rounds after the first run, if not all;
     ``base_demand``: times the pilot's traffic that ``base``'s clients offer
-    (by default, as its measured clients grow)."""
+    (by default, as its measured clients grow). Each design's ``max`` and
+    expected seeds are its whole rule's, over every hypothesis at once
+    (runner/analyses/joint_plan.py); the first design also gets the interval
+    on the seeds needed (seeds_needed_interval)."""
     found = []
-    for named in alternatives:
+    _, corr = hypothesis_correlation(spreads, hypotheses)
+    for index, named in enumerate(alternatives):
         alt = named.on(base)
-        fixed: dict[str, int] = {}
-        worst_max, worst_expected = 0, 0.0
-        for h in hypotheses:
-            s = spreads.get(h.name)
-            if s is None:
-                continue
-            variance = s.predicted(alt.clients, alt.relays, alt.measure)
-            target = Target(h.direction, h.smallest_change)
-            alpha = first_step_alpha(h, hypotheses)
-            sd = math.sqrt(variance)
-            fixed[h.name] = seeds_to_decisive(s.effect, sd, target, PROBABILITY, alpha)
-            most, expected = rule_max_seeds(s.effect, variance, target, alpha=alpha)
-            worst_max = max(worst_max, most)
-            worst_expected = max(worst_expected, expected if math.isfinite(expected) else math.inf)
+        fixed, questions = plan_questions(spreads, hypotheses, alt)
+        joint = _joint_rule(fixed, questions, corr)
+        most, expected = joint.rule_max, joint.outcome.expected_seeds
         share = (1 - measure_share) * alt.bootstrap + measure_share * alt.measure
         per_run = cost.run_cpu_s(alt.clients, alt.relays, alt.measure, share) if cost else math.nan
         per_seed = per_run * variants
@@ -435,22 +507,79 @@ def predict(
             Prediction(
                 named,
                 fixed,
-                worst_max,
-                worst_expected,
+                most,
+                expected,
                 per_seed,
-                per_run * rule_runs(variants, worst_expected, later_variants) / 3600
-                if math.isfinite(worst_expected)
+                per_run * rule_runs(variants, expected, later_variants) / 3600
+                if math.isfinite(expected)
                 else math.inf,
-                per_run * rule_runs(variants, worst_max, later_variants) / 3600
-                if worst_max <= MAX_SEEDS
+                per_run * rule_runs(variants, most, later_variants) / 3600
+                if most <= MAX_SEEDS
                 else math.inf,
                 loaded,
                 loaded is not None and loaded > LOADED,
                 cost.wall_per_cpu if cost else 1.0,
                 later_variants,
+                joint.outcome.all_decided,
+                joint.outcome.confirmatory_decided,
+                joint.simulated,
+                seeds_needed_interval(spreads, hypotheses, alt) if index == 0 else None,
             )
         )
     return found
+
+
+INTERVAL_DRAWS = 1000  # draws of the pilot's unknowns: the interval's ends to a few percent
+INTERVAL = (0.1, 0.9)  # an 80% interval
+
+
+def seeds_needed_interval(
+    spreads: dict[str, Spread],
+    hypotheses: Sequence[Hypothesis],
+    alt: Alternative,
+    draws: int = INTERVAL_DRAWS,
+) -> tuple[int, int] | None:
+    """An 80% interval on the seeds a fixed-size design ``alt`` needs to
+    decide every hypothesis, for what the pilot's few seeds leave unknown of
+    each change and spread; None with no hypothesis to draw.
+
+    The seeds needed are the largest over hypotheses of the seeds a
+    fixed-size design needs to decide each with PROBABILITY on its own, at
+    its first-step level, as the table's seeds to decide (not the joint
+    rule, too slow to simulate per draw), by
+    power.seeds_to_decisive_many (closed form; the simulation would take
+    seconds). Per draw and hypothesis, with n the pilot's paired seeds
+    (Spread.seeds): the variance is the predicted one times (n - 1) /
+    chi2(n - 1), and the change is drawn from N(the pilot's change, the
+    pilot's variance times that same factor / n): the true ones as n normal
+    seeds leave them (a flat prior). Both are drawn for every hypothesis at
+    once, as correlated as the hypotheses' seeds (hypothesis_correlation):
+    the chi-squares are those of a pilot's seeds drawn again with that
+    correlation. The generator's seed is fixed."""
+    names, corr = hypothesis_correlation(spreads, hypotheses)
+    if not names:
+        return None
+    by_name = {h.name: h for h in hypotheses}
+    rng = np.random.default_rng(0)
+    lower = np.linalg.cholesky(corr)
+    most = max(spreads[name].seeds for name in names)
+    pilots = rng.standard_normal((draws, most, len(names))) @ lower.T
+    errors = rng.standard_normal((draws, len(names))) @ lower.T
+    needed = np.zeros(draws, dtype=int)
+    for j, name in enumerate(names):
+        s, h = spreads[name], by_name[name]
+        pilot = pilots[:, : s.seeds, j]
+        squares = ((pilot - pilot.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
+        factor = (s.seeds - 1) / squares  # (n - 1) / chi2(n - 1)
+        effects = s.effect + errors[:, j] * np.sqrt(s.total * factor / s.seeds)
+        sds = np.sqrt(s.predicted(alt.clients, alt.relays, alt.measure) * factor)
+        target = Target(h.direction, h.smallest_change)
+        alpha = first_step_alpha(h, hypotheses)
+        needed = np.maximum(
+            needed, seeds_to_decisive_many(effects, sds, target, PROBABILITY, alpha)
+        )
+    low, high = np.quantile(needed, INTERVAL, method="inverted_cdf")
+    return int(low), int(high)
 
 
 def cheapest(predictions: Sequence[Prediction]) -> Prediction | None:
@@ -624,10 +753,17 @@ def make_plan(
 
 
 def plan_data(plan: Plan) -> dict[str, Any]:
-    """The plan as plain data (plan.json)."""
+    """The plan as plain data (plan.json). Per design, ``all_decided`` and
+    ``confirmatory_decided`` are the chances that its rule (``rule_max``)
+    decides every hypothesis, and every confirmatory one, all together
+    (``simulated`` false: approximated, see joint_plan.approximate_rule);
+    ``seeds_needed`` is the fixed-size seeds at the pilot's figures and
+    ``seeds_needed_interval`` its 80% interval over the pilot's unknowns."""
+    names, corr = hypothesis_correlation(plan.spreads, plan.hypotheses)
     return {
         "seeds": list(plan.seeds),
         "spreads": {name: vars(s) for name, s in plan.spreads.items()},
+        "correlation": {"hypotheses": names, "matrix": corr.round(4).tolist()},
         "cost": vars(plan.cost) if plan.cost else None,
         "pilot_conditions": vars(plan.conditions) if plan.conditions else None,
         "busiest": plan.busiest,
@@ -637,7 +773,12 @@ def plan_data(plan: Plan) -> dict[str, Any]:
                 "design": p.alternative.name,
                 "rule_max": p.rule_max,
                 "expected_seeds": p.expected_seeds,
+                "all_decided": _finite(p.all_decided),
+                "confirmatory_decided": _finite(p.confirmatory_decided),
+                "simulated": p.simulated,
                 "fixed_seeds": p.fixed_seeds,
+                "seeds_needed": p.seeds_point,
+                "seeds_needed_interval": list(p.seeds_interval) if p.seeds_interval else None,
                 "cpu_hours_expected": p.cpu_hours_expected,
                 "cpu_hours_max": p.cpu_hours_max,
                 "busiest": p.busiest,
@@ -646,3 +787,7 @@ def plan_data(plan: Plan) -> dict[str, Any]:
             for p in plan.predictions
         ],
     }
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None

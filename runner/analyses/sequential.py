@@ -219,6 +219,16 @@ def one_look_critical(seeds: int, alpha: float = ALPHA) -> float:
     return _quantile_bound(seeds, level)
 
 
+def warm_one_look(alpha: float = ALPHA) -> None:
+    """Calibrate one look at every seed count up to _CALIBRATED_SEEDS, in
+    increasing order, as a search over seed counts is about to ask for
+    them: the simulated rounds then grow once, where asking for a count
+    after a larger one draws them all again (seconds, for a search that
+    jumps between counts). The levels found are the same either way."""
+    for seeds in range(2, _CALIBRATED_SEEDS + 1):
+        calibrated_alpha((seeds,), alpha)
+
+
 @dataclass(frozen=True)
 class SequentialDesign:
     """The planned looks (seeds at each round) of ``seeds: {min, max, step}``."""

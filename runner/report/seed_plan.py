@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import math
 
+from runner.analyses.joint_plan import LAST_LOOK_INFLATION, SIMULATED_UP_TO
 from runner.analyses.power import MAX_SEEDS
-from runner.analyses.seed_plan import PROBABILITY, PilotConditions, Plan, Prediction
+from runner.analyses.seed_plan import (
+    INTERVAL,
+    PROBABILITY,
+    PilotConditions,
+    Plan,
+    Prediction,
+)
 from runner.analyses.stats import number
 from runner.report.markdown import table
 
@@ -74,6 +81,8 @@ def render(plan: Plan, cores_here: int, cores_there: int) -> list[str]:
         ["hypothesis", "change", "variance", "transfers", "clients", "seeds", "seeds to decide"],
         rows,
     )
+    if first is not None:
+        lines += ["", *uncertainty_text(first, len(plan.seeds))]
     cost = plan.cost
     lines += ["", "## Cost", ""]
     if cost is None:
@@ -110,10 +119,17 @@ def render(plan: Plan, cores_here: int, cores_there: int) -> list[str]:
         "",
         "## Designs",
         "",
-        "Seeds in rounds, `seeds: {min: 5, max: M, step: 2}` with the group-sequential rule: "
-        f"M is the smallest that decides every hypothesis with {PROBABILITY:.0%} probability "
-        "each; expected seeds, what the rule runs on average. CPU-hours at the expected seeds "
-        f"(and at M); wall time at the expected seeds, one run a core, here ({cores_here} "
+        "Seeds in rounds, `seeds: {min: 5, max: M, step: 2}` with the group-sequential rule, "
+        "which stops at the first look where every hypothesis is decisive (the confirmatory "
+        "ones by Holm's step-down). M is the smallest whose rule decides all the hypotheses "
+        f"together with {PROBABILITY:.0%} probability, simulated on seeds drawn for every "
+        "hypothesis at once, their log ratios as correlated as the pilot's (taken halfway "
+        "toward none); all of them must be decided at once, which is less likely than each "
+        "alone, but Holm's later steps read the confirmatory ones still open at a larger "
+        "level than its first, at which the seeds to decide above are taken. *All decided*: "
+        "that probability at M; expected seeds: what the rule runs on average, stopping at M "
+        "if not all are decided. CPU-hours at the expected "
+        f"seeds (and at M); wall time at the expected seeds, one run a core, here ({cores_here} "
         f"cores) and on {cores_there}." + _later_rounds(plan),
         "",
     ]
@@ -124,6 +140,7 @@ def render(plan: Plan, cores_here: int, cores_there: int) -> list[str]:
         [
             "design",
             "M",
+            "all decided",
             "expected seeds",
             "CPU-hours",
             f"wall h ({cores_here} cores)",
@@ -133,6 +150,8 @@ def render(plan: Plan, cores_here: int, cores_there: int) -> list[str]:
         ],
         rows,
     )
+    if plan.predictions:
+        lines += ["", *joint_text(plan.predictions[0])]
     best = plan.best
     lines += [""]
     if best is None:
@@ -140,10 +159,73 @@ def render(plan: Plan, cores_here: int, cores_there: int) -> list[str]:
     else:
         lines += [
             f"Cheapest that keeps the load: **{best.alternative.name}**, about "
-            f"{best.expected_seeds:.1f} seeds expected (at most {_seeds(best.rule_max)}), "
+            f"{best.expected_seeds:.1f} seeds expected (at most {_seeds(best.rule_max)}, "
+            f"deciding every hypothesis with {_chance(best.all_decided)} probability), "
             f"{_hours(best.cpu_hours_expected)} CPU-hours.",
         ]
     return lines
+
+
+def _chance(value: float) -> str:
+    return "n/a" if not math.isfinite(value) else f"{value:.0%}"
+
+
+def joint_text(p: Prediction) -> list[str]:
+    """What a design's rule decides, all hypotheses together, in plain
+    sentences."""
+    if not p.fixed_seeds:
+        return []
+    if p.rule_max > MAX_SEEDS or not math.isfinite(p.all_decided):
+        return [
+            f"{_design_name(p)}, no `max` up to {MAX_SEEDS} seeds decides every hypothesis "
+            f"with {PROBABILITY:.0%} probability."
+        ]
+    confirmatory = (
+        f", and every confirmatory one with {_chance(p.confirmatory_decided)}"
+        if math.isfinite(p.confirmatory_decided)
+        else ""
+    )
+    how = (
+        ""
+        if p.simulated
+        else f" These are a fixed-size design's figures, its `max` "
+        f"{LAST_LOOK_INFLATION - 1:.0%} above: rules of more than {SIMULATED_UP_TO} seeds are "
+        "not simulated."
+    )
+    return [
+        f"{_design_name(p)}, the rule with `max: {p.rule_max}` decides every hypothesis with "
+        f"{_chance(p.all_decided)} probability{confirmatory}, and is expected to stop after "
+        f"{p.expected_seeds:.1f} seeds.{how}"
+    ]
+
+
+def uncertainty_text(p: Prediction, pilot_seeds: int) -> list[str]:
+    """How far the pilot's few seeds tell the seeds needed, in plain
+    sentences."""
+    if p.seeds_interval is None or p.seeds_point is None:
+        return []
+    low, high = p.seeds_interval
+    hopeful = (
+        " The pilot's own figures are at the hopeful end: the seeds needed grow faster as a "
+        "change nears its smallest change, or the seeds spread more, than they fall the other "
+        "way, and every hypothesis has to be decided."
+        if p.seeds_point < low
+        else ""
+    )
+    return [
+        f"How sure these seeds are: {pilot_seeds} pilot seeds tell each change and spread only "
+        f"roughly. {_design_name(p)}, a fixed-size design needs {_seeds(p.seeds_point)} seeds "
+        f"to decide each hypothesis with {PROBABILITY:.0%} probability at the pilot's figures "
+        "(the largest seeds to decide above); drawing each change and spread from what the "
+        f"pilot's seeds allow, it needs {_seeds(low)} to {_seeds(high)} seeds (an "
+        f"{INTERVAL[1] - INTERVAL[0]:.0%} interval).{hopeful} The M, expected seeds and costs "
+        "below rest on the pilot's figures and are as uncertain."
+    ]
+
+
+def _design_name(p: Prediction) -> str:
+    name = p.alternative.name
+    return "As configured" if name == "as configured" else f"With {name}"
 
 
 def _counts(values: tuple[int, ...]) -> str:
@@ -198,10 +280,14 @@ def _later_rounds(plan: Plan) -> str:
 def _design_row(p: Prediction, variants: int, here: int, there: int) -> list[str]:
     seeds = p.expected_seeds
     finite = math.isfinite(seeds)
-    note = "loads the network" if p.loads else ""
+    notes = ["loads the network"] if p.loads else []
+    if not p.simulated and p.rule_max <= MAX_SEEDS:
+        notes.append(f"over {SIMULATED_UP_TO} seeds: fixed-size figures")
+    note = "; ".join(notes)
     return [
         p.alternative.name,
         _seeds(p.rule_max),
+        _chance(p.all_decided),
         f"{seeds:.1f}" if finite else "n/a",
         f"{_hours(p.cpu_hours_expected)} ({_hours(p.cpu_hours_max)})",
         _hours(p.wall_hours(here, variants, math.ceil(seeds))) if finite else "n/a",

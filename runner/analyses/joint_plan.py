@@ -1,0 +1,332 @@
+"""An experiment's whole stopping rule, simulated across its hypotheses at
+once.
+
+`runner experiment` stops its rounds of seeds at the first look where every
+hypothesis has a decisive verdict, or at ``max`` seeds
+(runner/analyses/seed_rounds.py); at each look the exploratory hypotheses
+are read at alpha each and the confirmatory ones by Holm's step-down over
+the family (runner/analyses/answers.holm). So the chance that the rounds
+decide every hypothesis, and the seeds they run, belong to the hypotheses
+together: four hypotheses each decided by some ``max`` with 80% probability
+are all decided by it less often, and the rounds go on until the slowest is
+decided. This module simulates that rule on seeds drawn for every
+hypothesis at once.
+
+Assumptions, stated where they are used:
+
+- a seed's log ratios (variant over reference), one per hypothesis, are
+  jointly normal: each hypothesis's true change and spread, and the
+  correlations between hypotheses that ``correlation`` estimates from a
+  pilot. The design's boundaries allow for skewed seeds
+  (runner/analyses/sequential.py); the simulation draws no skew;
+- every hypothesis is read at every look over all the seeds run so far.
+  With ``later: hypotheses`` a decided hypothesis's variants stop running
+  and its verdict stays; reading it again, as here, can only delay the
+  stop, so the figures lean to the cautious side;
+- beyond SIMULATED_UP_TO seeds the rule is not simulated (its boundaries
+  take long to place): see ``approximate_rule``.
+
+The generator's seed is fixed, so figures are reproducible, and every
+design is simulated on the same draws, so a larger ``max`` is not judged
+on luckier seeds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+from runner.analyses.power import MAX_SEEDS, MIN_SEEDS, PROBABILITY, Target, decisive
+from runner.analyses.sequential import ALPHA, SequentialDesign, one_look_critical
+
+FIRST_ROUND = 5  # the rules planned: seeds {min: 5, step: 2}
+STEP = 2
+SIMULATED_UP_TO = 81  # rules with more seeds than this are approximated, not simulated
+# Beyond that, an O'Brien-Fleming rule with looks every 2 seeds needs about
+# 10% more seeds at its last look than a fixed-size interval ((2.04 / 1.96)^2
+# with many looks) and, with a true change, stops on average near the
+# fixed size.
+LAST_LOOK_INFLATION = 1.1
+MIN_COMMON_SEEDS = 3  # fewer seeds in common tell nothing of a correlation
+SHRINK = 0.5  # a pilot's correlations are taken halfway toward none
+REPS = 4000  # simulated experiments: a probability near 80% to about 0.6 points
+_SEED = 43
+
+
+@dataclass(frozen=True)
+class Question:
+    """One hypothesis as the simulation sees it: its true change (the mean
+    log ratio), the spread of a seed's log ratio (sd), what it asks, and
+    whether it is in the confirmatory family (answers.family)."""
+
+    name: str
+    effect: float
+    sd: float
+    target: Target
+    confirmatory: bool
+
+
+@dataclass(frozen=True)
+class JointOutcome:
+    all_decided: float  # P(every hypothesis decisive at a look, by the last)
+    confirmatory_decided: float  # P(every confirmatory one decisive where the rounds stop)
+    expected_seeds: float  # seeds run: the first look deciding all, else the last
+
+
+@dataclass(frozen=True)
+class JointRule:
+    """The smallest ``max`` of seeds {min: FIRST_ROUND, step: STEP} whose
+    rule decides every hypothesis with PROBABILITY, and its outcome;
+    ``simulated``: False where ``approximate_rule`` gave it."""
+
+    rule_max: int
+    outcome: JointOutcome
+    simulated: bool = True
+
+
+# A t value for a level: one look's critical value as a function of alpha.
+Critical = Callable[[float], float]
+
+
+def correlation(per_seed: Sequence[Mapping[int, float]]) -> np.ndarray:
+    """The correlation between hypotheses' per-seed log ratios (``per_seed``:
+    per hypothesis, seed -> its log ratio), for the simulation.
+
+    Each pair is estimated on the seeds both have, and taken halfway toward
+    no correlation (SHRINK): a handful of pilot seeds' correlation is noisy,
+    and halving it keeps the matrix positive definite (a sample correlation
+    on common seeds has no negative eigenvalue, so half of it plus half the
+    identity has none under 0.5). A pair with fewer than MIN_COMMON_SEEDS
+    seeds in common, or whose log ratios do not vary, is taken as
+    uncorrelated. Pairs estimated on different seeds need not fit together;
+    where the matrix is then not positive definite it is taken halfway
+    toward the identity again until it is."""
+    size = len(per_seed)
+    found = np.eye(size)
+    for i, j in combinations(range(size), 2):
+        common = sorted(set(per_seed[i]) & set(per_seed[j]))
+        if len(common) < MIN_COMMON_SEEDS:
+            continue
+        a = np.array([per_seed[i][s] for s in common])
+        b = np.array([per_seed[j][s] for s in common])
+        if np.std(a) > 0 and np.std(b) > 0:
+            found[i, j] = found[j, i] = SHRINK * float(np.corrcoef(a, b)[0, 1])
+    while size and np.linalg.eigvalsh(found)[0] <= 1e-9:
+        found = SHRINK * found + (1 - SHRINK) * np.eye(size)
+    return found
+
+
+def holm_decided(
+    mean: np.ndarray,
+    sd: np.ndarray,
+    seeds: int,
+    questions: Sequence[Question],
+    critical: Critical,
+    alpha: float = ALPHA,
+) -> np.ndarray:
+    """Which hypotheses (columns) of each simulated experiment (rows) are
+    decisive at a look over ``seeds`` seeds whose log ratios have ``mean``
+    and ``sd``: the exploratory ones at ``alpha``; the confirmatory ones by
+    Holm's step-down as answers.holm takes it (with k undecided, each at
+    alpha / k; those a step decides keep it, the rest go on, until a step
+    decides none)."""
+    known: dict[float, float] = {}
+
+    def t_values(level: np.ndarray) -> np.ndarray:
+        """The t value at each row's level (few distinct: one per k)."""
+        distinct, index = np.unique(level, return_inverse=True)
+        for a in distinct:
+            if float(a) not in known:
+                known[float(a)] = critical(float(a))
+        return np.asarray(np.array([known[float(a)] for a in distinct])[index], dtype=float)
+
+    def decisive_at(rows: np.ndarray, level: np.ndarray) -> np.ndarray:
+        half = t_values(level)[:, None] * sd[rows] / math.sqrt(seeds)
+        with np.errstate(over="ignore", invalid="ignore"):  # an early look can pass +inf
+            low, high = np.expm1(mean[rows] - half), np.expm1(mean[rows] + half)
+        return np.column_stack(
+            [decisive(low[:, j], high[:, j], q.target) for j, q in enumerate(questions)]
+        )
+
+    every = np.arange(len(mean))
+    confirmatory = np.array([q.confirmatory for q in questions])
+    decided: np.ndarray = decisive_at(every, np.full(len(mean), alpha)) & ~confirmatory
+    pending = np.broadcast_to(confirmatory, mean.shape).copy()
+    rows = every[pending.any(axis=1)]
+    while len(rows):
+        step = decisive_at(rows, alpha / pending[rows].sum(axis=1)) & pending[rows]
+        decided[rows] |= step
+        pending[rows] &= ~step
+        rows = rows[step.any(axis=1) & pending[rows].any(axis=1)]
+    return decided
+
+
+def _seed_draws(
+    questions: Sequence[Question], corr: np.ndarray, seeds: int, reps: int
+) -> np.ndarray:
+    """Simulated seeds' log ratios, (reps, seeds, hypotheses), jointly normal."""
+    rng = np.random.default_rng(_SEED)
+    z = rng.standard_normal((reps, seeds, len(questions))) @ np.linalg.cholesky(corr).T
+    effect = np.array([q.effect for q in questions])
+    sd = np.array([q.sd for q in questions])
+    return np.asarray(effect + sd * z)
+
+
+def simulate_rule(
+    questions: Sequence[Question],
+    corr: np.ndarray,
+    design: SequentialDesign,
+    alpha: float = ALPHA,
+    reps: int = REPS,
+) -> JointOutcome:
+    """The rule of runner/analyses/seed_rounds.py on simulated seeds: at each
+    of ``design``'s looks every hypothesis's repeated confidence interval (the
+    design's t value at its level, as ``holm_decided``); stop at the first
+    look where all are decisive."""
+    x = _seed_draws(questions, corr, design.looks[-1], reps)
+    running = np.ones(reps, dtype=bool)
+    seeds_run = np.full(reps, float(design.looks[-1]))
+    confirmatory = np.array([q.confirmatory for q in questions])
+    at_stop = np.zeros((reps, len(questions)), dtype=bool)
+    for look, n in enumerate(design.looks):
+        if not running.any():
+            break
+        seen = x[running, :n, :]
+        decided = holm_decided(
+            seen.mean(axis=1),
+            seen.std(axis=1, ddof=1),
+            n,
+            questions,
+            _look_critical(design, look, n),
+            alpha,
+        )
+        rows = np.flatnonzero(running)
+        at_stop[rows] = decided
+        done = decided.all(axis=1)
+        seeds_run[rows[done]] = n
+        running[rows[done]] = False
+    return JointOutcome(
+        float(1 - running.mean()),
+        _share_all(at_stop[:, confirmatory]),
+        float(seeds_run.mean()),
+    )
+
+
+def _look_critical(design: SequentialDesign, look: int, seeds: int) -> Critical:
+    """The t value of ``design``'s look over ``seeds`` seeds, at a level."""
+    return lambda level: design.t_critical(look, seeds, level)
+
+
+def _share_all(decided: np.ndarray) -> float:
+    """The share of rows with every column true; nan with no columns."""
+    return float(decided.all(axis=1).mean()) if decided.shape[1] else math.nan
+
+
+def fixed_size_outcome(
+    questions: Sequence[Question],
+    corr: np.ndarray,
+    seeds: int,
+    alpha: float = ALPHA,
+    reps: int = REPS,
+) -> JointOutcome:
+    """One look at ``seeds`` seeds (a fixed-size design, the rule's one-look
+    t value at each hypothesis's level): the chance it decides every
+    hypothesis. Drawn from the seeds' means (jointly normal) and their sample
+    variances (chi-square), the latter independently of each other: a
+    simplification beside exact draws of the seeds, small where this is
+    used (many seeds: a sample variance is then near the true one)."""
+    rng = np.random.default_rng(_SEED)
+    k = len(questions)
+    sd = np.array([q.sd for q in questions])
+    effect = np.array([q.effect for q in questions])
+    z = rng.standard_normal((reps, k)) @ np.linalg.cholesky(corr).T
+    mean = effect + sd / math.sqrt(seeds) * z
+    spread = sd * np.sqrt(rng.chisquare(seeds - 1, (reps, k)) / (seeds - 1))
+    decided = holm_decided(
+        mean, spread, seeds, questions, lambda level: one_look_critical(seeds, level), alpha
+    )
+    confirmatory = np.array([q.confirmatory for q in questions])
+    return JointOutcome(_share_all(decided), _share_all(decided[:, confirmatory]), float(seeds))
+
+
+def _on_grid(seeds: int, first: int) -> int:
+    """The smallest ``max`` of seeds {min: first, step: STEP} of at least ``seeds``."""
+    return first + STEP * max(0, math.ceil((seeds - first) / STEP))
+
+
+def smallest_rule(
+    questions: Sequence[Question],
+    corr: np.ndarray,
+    start: int,
+    first: int = FIRST_ROUND,
+    alpha: float = ALPHA,
+) -> JointRule:
+    """The smallest ``max`` of seeds {min: first, step: STEP} whose rule decides
+    every hypothesis with PROBABILITY, and the seeds it is expected to run;
+    (MAX_SEEDS + 1, nan) if none up to MAX_SEEDS does.
+
+    ``start``: where to look first, the most seeds a hypothesis needs on its
+    own (a fixed-size design of it, at Holm's first-step level). From there
+    the search goes down while the rule still decides (Holm's later steps
+    give a hypothesis a larger level), else up; the chance grows with
+    ``max`` up to the simulation's noise. Beyond SIMULATED_UP_TO seeds it
+    is ``approximate_rule``'s."""
+    if start > MAX_SEEDS:
+        return _undecidable()
+    high = _on_grid(max(first, start), first)
+    if high > SIMULATED_UP_TO:
+        return approximate_rule(questions, corr, alpha, high, first)
+
+    def outcome(most: int) -> JointOutcome:
+        return simulate_rule(
+            questions, corr, SequentialDesign.from_rounds(first, most, STEP), alpha
+        )
+
+    found = outcome(high)
+    if found.all_decided >= PROBABILITY:
+        while high - STEP >= first:
+            lower = outcome(high - STEP)
+            if lower.all_decided < PROBABILITY:
+                break
+            high, found = high - STEP, lower
+        return JointRule(high, found)
+    while high + STEP <= SIMULATED_UP_TO:
+        high += STEP
+        found = outcome(high)
+        if found.all_decided >= PROBABILITY:
+            return JointRule(high, found)
+    return approximate_rule(questions, corr, alpha, high + STEP, first)
+
+
+def approximate_rule(
+    questions: Sequence[Question],
+    corr: np.ndarray,
+    alpha: float,
+    at_least: int,
+    first: int = FIRST_ROUND,
+) -> JointRule:
+    """A rule beyond SIMULATED_UP_TO seeds, not simulated: the fewest seeds
+    whose fixed-size design decides every hypothesis with PROBABILITY (by
+    ``fixed_size_outcome``), times LAST_LOOK_INFLATION for its ``max`` (at
+    least ``at_least``, on the grid of seeds {min: first, step: STEP}),
+    expected to stop near that fixed size; the chances given are the
+    fixed-size design's."""
+    low, high = MIN_SEEDS, MAX_SEEDS + 1
+    while low < high:
+        mid = (low + high) // 2
+        if fixed_size_outcome(questions, corr, mid, alpha).all_decided >= PROBABILITY:
+            high = mid
+        else:
+            low = mid + 1
+    most = _on_grid(max(at_least, math.ceil(low * LAST_LOOK_INFLATION)), first)
+    if low > MAX_SEEDS or most > MAX_SEEDS:
+        return _undecidable()
+    return JointRule(most, fixed_size_outcome(questions, corr, low, alpha), simulated=False)
+
+
+def _undecidable() -> JointRule:
+    return JointRule(MAX_SEEDS + 1, JointOutcome(math.nan, math.nan, math.nan), simulated=False)
