@@ -14,7 +14,7 @@ JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),) $(if $(BACKEND),--backend $(BACKEND),)
 	$(if $(PINNING),--pinning $(PINNING),)
 BASELINE ?= results/baselines/ci-small$(if $(filter local,$(BACKEND)),-local,).json
 
-.PHONY: help setup tools check test test-sim lint typecheck unit regress-local unit-fast generate plan experiment claims regress baseline bench bench-report bench-scaling tor tor-test clean
+.PHONY: help setup tools check test test-sim lint typecheck unit regress-local unit-fast generate plan experiment claims regress baseline bench bench-report bench-scaling bench-shadow-options tor tor-test clean
 
 help:
 	@echo "make setup                  install Debian packages and the Python environment"
@@ -53,6 +53,7 @@ help:
 	@echo "                            [BACKEND=local]: includes the network's bootstrap time"
 	@echo "                            then (Shadow) the runs-at-once table: make bench-scaling"
 	@echo "                            [JOBS=1,2,4] [SEEDS=n]"
+	@echo "make bench-shadow-options EXP=<name>  one run's CPU under Shadow's defaults and the project's options"
 	@echo "make bench-report EXP=<name> time writing the report of an experiment's collected results"
 
 # A dpkg run that was interrupted (a killed install, a full disk) blocks
@@ -142,6 +143,10 @@ bench:
 
 bench-report:
 	$(PY) -m runner.bench.report configs/$(EXP).yaml --results $(RESULTS) --out bench/results.md
+
+bench-shadow-options:
+	$(PY) -m runner.bench.shadow_options configs/$(EXP).yaml --out bench/results.md \
+		$(if $(REPEAT),--repeat $(REPEAT),)
 
 bench-scaling:
 	$(PY) -m runner.bench.scaling configs/$(EXP).yaml --out bench/results.md \

@@ -90,3 +90,6 @@ def test_no_run_waits_for_anothers_generation(
     assert sum(t < slow - SLOW_S / 2 for t in others) >= 2
     generated = read_manifest(layout.run_dir("conflux-off", 2))["cpu_phases_s"]["generate"]
     assert 0 < generated < SLOW_S  # its own CPU, not the slow one's wait
+    # Shadow's options that cut its CPU and change no simulated byte.
+    config = yaml.safe_load((layout.run_dir("conflux-off", 2) / "shadow.yaml").read_text())
+    assert config["experimental"] == {"use_worker_spinning": False, "use_memory_manager": True}

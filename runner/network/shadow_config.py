@@ -61,6 +61,12 @@ def shadow_config(
             "progress": True,
             "heartbeat_interval": "60 s",
         },
+        # Options that cut Shadow's own CPU and leave the simulation as it
+        # was (the hosts' logs byte-identical; docs/findings/run-cost.md):
+        # a worker waiting for work sleeps instead of spinning in
+        # sched_yield, and the memory manager maps the processes' memory
+        # (none of tor, tgen and oniontrace forks).
+        "experimental": {"use_worker_spinning": False, "use_memory_manager": True},
         "network": {
             "graph": {"type": "gml", "file": {"path": GRAPH_FILE}},
             "use_shortest_path": True,
