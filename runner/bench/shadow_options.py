@@ -37,14 +37,16 @@ SECTION = "## Shadow's options"
 INTRO = (
     "`make bench-shadow-options` runs one run of an experiment under Shadow's\n"
     "defaults and under the options the project sets (`experimental` in\n"
-    "`shadow.yaml`), alternating, on the same network, one Shadow thread. CPU\n"
-    "is Shadow's and every process it ran (user + system); *hosts' logs*: whether\n"
+    "`shadow.yaml`), alternating, on the same network, one Shadow thread; with\n"
+    "*runs at once* above 1, as many copies side by side (the load of an\n"
+    "experiment's runs on every core), the first one's figures given. CPU is\n"
+    "Shadow's and every process it ran (user + system); *hosts' logs*: whether\n"
     "every host's logs are byte for byte those of the first run under the defaults.\n"
 )
 HEADER = (
-    "| date | machine | experiment | run | options | wall (s) | user (s) | system (s) "
-    "| CPU (s) | hosts' logs | shadow | code |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+    "| date | machine | experiment | run | runs at once | options | wall (s) | user (s) "
+    "| system (s) | CPU (s) | hosts' logs | shadow | code |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
 )
 DEFAULTS = "Shadow's defaults"
 PROJECT = "the project's"
@@ -67,9 +69,8 @@ def _logs_digest(run_dir: Path) -> str:
     return digest.hexdigest()
 
 
-def _simulate(template: Path, work: Path, options: str, shadow: str) -> Measured:
-    """One Shadow run of a copy of ``template`` under ``options``."""
-    run_dir = work / options.replace(" ", "-").replace("'", "")
+def _copy(template: Path, run_dir: Path, options: str) -> None:
+    """A copy of ``template`` in ``run_dir`` whose shadow.yaml has ``options``."""
     if run_dir.exists():
         shutil.rmtree(run_dir)
     shutil.copytree(template, run_dir, ignore=shutil.ignore_patterns(SHADOW_DATA))
@@ -78,20 +79,40 @@ def _simulate(template: Path, work: Path, options: str, shadow: str) -> Measured
     if options == DEFAULTS:
         config.pop("experimental", None)
     config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+
+
+def _simulate(template: Path, work: Path, options: str, shadow: str, at_once: int) -> Measured:
+    """``at_once`` Shadow runs of copies of ``template`` under ``options``,
+    side by side; the first one's figures (the others load the machine as
+    an experiment's other runs would)."""
+    name = options.replace(" ", "-").replace("'", "")
+    run_dirs = [work / f"{name}-{i}" for i in range(at_once)]
+    procs = []
     started = time.monotonic()
-    with (run_dir / "shadow.log").open("w") as out, (run_dir / "shadow.stderr").open("w") as err:
-        proc = subprocess.Popen(
-            [shadow, "--parallelism", "1", "--use-cpu-pinning", "false", "shadow.yaml"],
-            cwd=run_dir,
-            stdout=out,
-            stderr=err,
-        )
+    for run_dir in run_dirs:
+        _copy(template, run_dir, options)
+        with (
+            (run_dir / "shadow.log").open("w") as out,
+            (run_dir / "shadow.stderr").open("w") as err,
+        ):
+            procs.append(
+                subprocess.Popen(
+                    [shadow, "--parallelism", "1", "--use-cpu-pinning", "false", "shadow.yaml"],
+                    cwd=run_dir,
+                    stdout=out,
+                    stderr=err,
+                )
+            )
+    usages = {}
+    for proc in procs:
         _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.monotonic() - started
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{options}: shadow failed (see {run_dir / 'shadow.stderr'})")
-    measured = Measured(options, wall, usage.ru_utime, usage.ru_stime, _logs_digest(run_dir))
-    shutil.rmtree(run_dir / SHADOW_DATA)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(f"{options}: shadow failed (its shadow.stderr says why)")
+        usages[proc.pid] = (usage, time.monotonic() - started)
+    usage, wall = usages[procs[0].pid]
+    measured = Measured(options, wall, usage.ru_utime, usage.ru_stime, _logs_digest(run_dirs[0]))
+    for run_dir in run_dirs:
+        shutil.rmtree(run_dir)
     return measured
 
 
@@ -109,6 +130,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variant", help="the run's variant (default: the spec's first)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=2, help="runs under each setting")
+    parser.add_argument(
+        "--at-once",
+        type=int,
+        default=1,
+        help="copies of each run side by side (the load of an experiment's runs at once)",
+    )
     args = parser.parse_args(argv)
     spec = load_spec(Path(args.spec))
     variant = spec.variant(args.variant) if args.variant else spec.variants[0]
@@ -120,12 +147,14 @@ def main(argv: list[str] | None = None) -> int:
         template = generate_run(spec, variant, args.seed, layout, tools, sys.argv, 1, SHADOW)
         for _ in range(args.repeat):
             for options in (DEFAULTS, PROJECT):
-                found.append(_simulate(template, Path(tmp), options, tools.paths["shadow"]))
+                found.append(
+                    _simulate(template, Path(tmp), options, tools.paths["shadow"], args.at_once)
+                )
                 print(found[-1], file=sys.stderr)
     reference = found[0].logs
     rows = [
         f"| {today} | {machine()} | {spec.name} | {variant.name}/seed-{args.seed} "
-        f"| {m.options} | {m.wall_s:.1f} | {m.user_s:.1f} | {m.system_s:.1f} "
+        f"| {args.at_once} | {m.options} | {m.wall_s:.1f} | {m.user_s:.1f} | {m.system_s:.1f} "
         f"| {m.user_s + m.system_s:.1f} | {'identical' if m.logs == reference else 'differ'} "
         f"| {tools.versions.get('shadow', '')} | {_code()} |\n"
         for m in found
