@@ -62,7 +62,7 @@ def shadow_config(
             "heartbeat_interval": "60 s",
         },
         # Options that cut Shadow's own CPU and leave the simulation as it
-        # was (the hosts' logs byte-identical; docs/findings/run-cost.md):
+        # was (the hosts' logs byte-identical: bench/results.md, "Shadow's options"):
         # a worker waiting for work sleeps instead of spinning in
         # sched_yield, and the memory manager maps the processes' memory
         # (none of tor, tgen and oniontrace forks).
