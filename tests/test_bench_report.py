@@ -55,3 +55,17 @@ def test_the_report_is_of_the_seeds_the_rounds_ran(tmp_path: Path) -> None:
     assert "- seeds: 1, 2, 3;" in (layout.report_dir / "report.md").read_text()
     row = next(line for line in out.read_text().splitlines() if f"| {spec.name} |" in line)
     assert int(row.strip("|").split("|")[3]) == 3 * len(spec.variants)
+
+
+def test_shadow_options_compares_hosts_logs_without_the_runs_own_path(tmp_path: Path) -> None:
+    from runner.bench.shadow_options import _logs_digest
+
+    digests = []
+    for name, line in (("a", "same"), ("b", "same"), ("c", "other")):
+        run_dir = tmp_path / name
+        host = run_dir / "shadow.data" / "hosts" / "relay1"
+        host.mkdir(parents=True)
+        (host / "tor.1000.stdout").write_text(f"Read {run_dir}/torrc\n{line}\n")
+        (host / "tor.1000.shimlog").write_text(f"{name} differs, and is no log of the host's\n")
+        digests.append(_logs_digest(run_dir))
+    assert digests[0] == digests[1] != digests[2]
