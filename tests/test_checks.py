@@ -4,7 +4,10 @@ its text, checks.json its fields, and --retry-failed finds its run by
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from runner.checks import Failure
+from runner.manifest import STATUS_COMPLETE, read_manifest, record_check_failures, write_manifest
 
 
 def test_a_failure_reads_as_the_report_has_always_written_it() -> None:
@@ -18,3 +21,31 @@ def test_only_a_failure_of_one_run_has_a_run() -> None:
     assert Failure("v", 2, "paths", "m").run == ("v", 2)
     assert Failure("v", None, "keep-up", "m").run is None
     assert Failure(None, None, "experiment", "m").run is None
+
+
+def _complete_runs(root: Path, keys: list[tuple[str, int]]) -> dict[tuple[str, int], Path]:
+    runs = {}
+    for variant, seed in keys:
+        run_dir = root / variant / f"seed-{seed}"
+        run_dir.mkdir(parents=True)
+        write_manifest(run_dir, {"variant": variant, "seed": seed, "status": STATUS_COMPLETE})
+        runs[(variant, seed)] = run_dir
+    return runs
+
+
+def test_runs_are_marked_by_their_key_and_never_by_the_text(tmp_path: Path) -> None:
+    runs = _complete_runs(tmp_path, [("a", 1), ("a", 10), ("b", 1)])
+    mine = Failure("a", 1, "load", "idle", "relay1")
+    failures = [
+        mine,
+        # Reads like a run's failure, but is the variant's and the experiment's.
+        Failure("a", None, "keep-up", "a/seed-10: slow"),
+        Failure(None, None, "experiment", "b/seed-1: not a run's"),
+    ]
+    assert record_check_failures(runs, failures) == 1
+    assert read_manifest(runs[("a", 1)])["checks_failed"] == ["a/seed-1 relay1: idle"]
+    assert "checks_failed" not in read_manifest(runs[("a", 10)])
+    assert "checks_failed" not in read_manifest(runs[("b", 1)])
+    # Passing again clears the mark.
+    assert record_check_failures(runs, []) == 0
+    assert read_manifest(runs[("a", 1)])["checks_failed"] == []

@@ -14,6 +14,7 @@ from runner.analyses.answers import Answer, answer_record, answers, changes_key,
 from runner.analyses.as_data import as_data
 from runner.analyses.inputs import ChangeKey, Inputs
 from runner.analyses.seed_rounds import design_change_lines, read_rounds
+from runner.checks import Failure
 from runner.layout import Layout, partial_path
 from runner.manifest import STATUS_COMPLETE, read_manifest, write_json_atomic
 from runner.network.backends import backend_named
@@ -37,7 +38,7 @@ from runner.tables.schema import (
 class ReportResult:
     path: Path
     checks_passed: bool
-    failures: list[str]
+    failures: list[Failure]
     # The Answers table's header and rows, as the report gives them, for the console.
     answers: tuple[list[str], list[list[str]]]
 
@@ -68,13 +69,15 @@ def skipped_lines(damage: list[LogDamageRow] | None, manifest: dict[str, Any]) -
     return text + (f" ({absent} logs missing or empty)" if absent else "")
 
 
-def _run_failures(manifests: list[dict[str, Any]]) -> list[str]:
-    return [
-        f"{m['variant']}/seed-{m['seed']}: run {m.get('status')}"
-        + (f": {str(m.get('error', '')).splitlines()[0]}" if m.get("error") else "")
-        for m in manifests
-        if m.get("status") != STATUS_COMPLETE
-    ]
+def _run_failures(manifests: list[dict[str, Any]]) -> list[Failure]:
+    return [_run_failure(m) for m in manifests if m.get("status") != STATUS_COMPLETE]
+
+
+def _run_failure(manifest: dict[str, Any]) -> Failure:
+    """An incomplete run: its status, and the first line of its error."""
+    error = manifest.get("error")
+    message = f"run {manifest.get('status')}" + (f": {str(error).splitlines()[0]}" if error else "")
+    return Failure(str(manifest["variant"]), int(manifest["seed"]), "run", message)
 
 
 def _versions(manifests: list[dict[str, Any]]) -> str:
@@ -293,17 +296,17 @@ def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) 
         path.parent.mkdir(exist_ok=True)
         write_json_atomic(path, as_data(result))
         sections.append(analysis.render(result, inputs, work))
-    failures = [f for s in sections for f in s.failures]
-    failures += _run_failures(manifests)
-    failures += [d.describe() for d in damage or [] if d.matters]
+    run_failures = _run_failures(manifests)
+    damage_failures = [d.failure() for d in damage or [] if d.matters]
+    failures = [f for s in sections for f in s.failures] + run_failures + damage_failures
     checks = {
         "passed": not failures,
         "analyses": [
-            {"analysis": a.name, "failures": s.failures}
+            {"analysis": a.name, "failures": [str(f) for f in s.failures]}
             for a, s in zip(asked, sections, strict=True)
         ],
-        "runs": _run_failures(manifests),
-        "log_damage": [d.describe() for d in damage or [] if d.matters],
+        "runs": [str(f) for f in run_failures],
+        "log_damage": [str(f) for f in damage_failures],
     }
 
     head, ran = _what_ran(spec, layout, manifests, damage)
