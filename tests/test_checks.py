@@ -4,10 +4,12 @@ its text, checks.json its fields, and --retry-failed finds its run by
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from runner.checks import Failure
 from runner.manifest import STATUS_COMPLETE, read_manifest, record_check_failures, write_manifest
+from tests.conftest import fixture_report
 
 
 def test_a_failure_reads_as_the_report_has_always_written_it() -> None:
@@ -49,3 +51,25 @@ def test_runs_are_marked_by_their_key_and_never_by_the_text(tmp_path: Path) -> N
     # Passing again clears the mark.
     assert record_check_failures(runs, []) == 0
     assert read_manifest(runs[("a", 1)])["checks_failed"] == []
+
+
+def test_checks_json_records_each_failure_as_the_report_lists_it(tmp_path: Path) -> None:
+    """conflux-small-pilot fails its legs and path checks: each failure in
+    checks.json carries its run and check, and its text is the report's."""
+    report = fixture_report("conflux-small-pilot", tmp_path)
+    checks = json.loads((report.parent.parent / "checks.json").read_text())
+    assert checks["passed"] is False
+    by_analysis = {a["analysis"]: a["failures"] for a in checks["analyses"]}
+    assert by_analysis["conflux legs"][0] == {
+        "variant": "conflux",
+        "seed": 1,
+        "check": "conflux-legs",
+        "message": "conflux sets by legs {}, expected only 2-leg sets",
+        "where": "perfclient1exit",
+    }
+    recorded = [f for found in by_analysis.values() for f in found]
+    recorded += checks["runs"] + checks["log_damage"]
+    assert {f["check"] for f in recorded} == {"conflux-legs", "paths"}
+    texts = [str(Failure(**f)) for f in recorded]
+    listed = report.read_text().split("**FAILED:**\n\n")[1].split("\n\n")[0].splitlines()
+    assert [f"- {t}" for t in texts] == listed

@@ -80,6 +80,21 @@ def _run_failure(manifest: dict[str, Any]) -> Failure:
     return Failure(str(manifest["variant"]), int(manifest["seed"]), "run", message)
 
 
+def checks_record(
+    analyses: list[tuple[str, list[Failure]]], runs: list[Failure], damage: list[Failure]
+) -> dict[str, Any]:
+    """``checks.json``: whether every check passed, and each failure as a
+    record (variant, seed, check, message, where) of the analysis that
+    found it, of the runs or of damaged logs."""
+    every = [f for _, found in analyses for f in found] + runs + damage
+    return {
+        "passed": not every,
+        "analyses": [{"analysis": name, "failures": as_data(found)} for name, found in analyses],
+        "runs": as_data(runs),
+        "log_damage": as_data(damage),
+    }
+
+
 def _versions(manifests: list[dict[str, Any]]) -> str:
     """``versions: tor 0.4.9.11, ...`` of the first complete run."""
     first = next((m for m in manifests if m.get("status") == STATUS_COMPLETE), {})
@@ -296,18 +311,11 @@ def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) 
         path.parent.mkdir(exist_ok=True)
         write_json_atomic(path, as_data(result))
         sections.append(analysis.render(result, inputs, work))
+    by_analysis = [(a.name, s.failures) for a, s in zip(asked, sections, strict=True)]
     run_failures = _run_failures(manifests)
     damage_failures = [d.failure() for d in damage or [] if d.matters]
     failures = [f for s in sections for f in s.failures] + run_failures + damage_failures
-    checks = {
-        "passed": not failures,
-        "analyses": [
-            {"analysis": a.name, "failures": [str(f) for f in s.failures]}
-            for a, s in zip(asked, sections, strict=True)
-        ],
-        "runs": [str(f) for f in run_failures],
-        "log_damage": [str(f) for f in damage_failures],
-    }
+    checks = checks_record(by_analysis, run_failures, damage_failures)
 
     head, ran = _what_ran(spec, layout, manifests, damage)
     cpu = [cpu_hours(spec, layout, a) for a in found]
