@@ -4,12 +4,14 @@ its text, checks.json its fields, and --retry-failed finds its run by
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 from pathlib import Path
 
 from runner.checks import Failure
 from runner.manifest import STATUS_COMPLETE, read_manifest, record_check_failures, write_manifest
-from tests.conftest import fixture_report
+from tests.conftest import ROOT, fixture_report
 
 
 def test_a_failure_reads_as_the_report_has_always_written_it() -> None:
@@ -73,3 +75,54 @@ def test_checks_json_records_each_failure_as_the_report_lists_it(tmp_path: Path)
     texts = [str(Failure(**f)) for f in recorded]
     listed = report.read_text().split("**FAILED:**\n\n")[1].split("\n\n")[0].splitlines()
     assert [f"- {t}" for t in texts] == listed
+
+
+# f-strings that write "<variant>/seed-<k>...: " and are not a check's
+# failure: a run's error, progress lines.
+NOT_FAILURES = {
+    ("runner/cli.py", "FAILED {}/seed-{}: {}"),
+    ("runner/execute/run.py", "{}/seed-{}: its checks failed; running it again"),
+    ("runner/execute/run.py", "  {}/seed-{}: {} changed"),
+    ("runner/analyses/measured_params.py", "{}/seed-{}: no {} client completed a transfer ({})"),
+}
+# How failures were written before they were records.
+AS_TEXT = re.compile(r"/seed-\{\}.*: ")
+
+
+def f_strings(source: str) -> list[str]:
+    """Each f-string of ``source``, its values written ``{}``."""
+    return [
+        "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.JoinedStr)
+    ]
+
+
+def failures_as_text(root: Path) -> set[tuple[str, str]]:
+    """(module, f-string) of each f-string under ``root/runner`` written as a
+    failure's text; Failure.__str__ (runner/checks.py) alone may."""
+    found = set()
+    for path in sorted((root / "runner").rglob("*.py")):
+        name = path.relative_to(root).as_posix()
+        if name != "runner/checks.py":
+            found |= {(name, s) for s in f_strings(path.read_text()) if AS_TEXT.search(s)}
+    return found
+
+
+def test_no_module_writes_a_failure_as_text() -> None:
+    # Exactly the known ones: an entry no longer found is dropped from the list.
+    assert failures_as_text(ROOT) == NOT_FAILURES
+
+
+def test_the_source_walk_finds_a_failure_written_as_text(tmp_path: Path) -> None:
+    module = tmp_path / "runner" / "analyses" / "toy.py"
+    module.parent.mkdir(parents=True)
+    module.write_text(
+        "def late(variant, seed, host):\n"
+        '    return f"{variant}/seed-{seed} {host}: bootstrapped late"\n'
+        "def fine(variant, seed):\n"
+        '    return f"{variant}/seed-{seed}"\n'
+    )
+    assert failures_as_text(tmp_path) == {
+        ("runner/analyses/toy.py", "{}/seed-{} {}: bootstrapped late")
+    }
