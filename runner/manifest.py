@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from runner.checks import Failure, failures_by_run
 
 MANIFEST = "manifest.json"
 
@@ -74,16 +77,18 @@ def backends_with_runs(candidates: dict[str, Path]) -> list[str]:
     return found
 
 
-def record_check_failures(run_dirs: dict[tuple[str, int], Path], failures: list[str]) -> int:
-    """Write into each complete run's manifest the report's failed checks
-    that name it (``<variant>/seed-<k> ...``), so that a re-run with
-    --retry-failed runs it again; the runs with any."""
+def record_check_failures(
+    run_dirs: dict[tuple[str, int], Path], failures: Iterable[Failure]
+) -> int:
+    """Write into each complete run's manifest the texts of the report's
+    failed checks that are its own (by their run, whatever their wording),
+    so that a re-run with --retry-failed runs it again; the runs with any."""
+    by_run = failures_by_run(failures)
     marked = 0
-    for (variant, seed), run_dir in run_dirs.items():
+    for run, run_dir in run_dirs.items():
         if run_status(run_dir) != STATUS_COMPLETE:
             continue
-        prefix = f"{variant}/seed-{seed}"
-        mine = [f for f in failures if f == prefix or f.startswith((prefix + " ", prefix + ":"))]
+        mine = [str(f) for f in by_run.get(run, [])]
         manifest = read_manifest(run_dir)
         if manifest.get("checks_failed", []) != mine:
             manifest["checks_failed"] = mine

@@ -8,6 +8,7 @@ from pathlib import Path
 import yaml
 
 from runner.analyses.inputs import Inputs
+from runner.checks import Failure
 from runner.experiments import ANALYSES, parse_spec, tables_of
 from runner.layout import Layout
 from runner.logs.run_logs import RunLogs
@@ -38,7 +39,7 @@ def _hosts_result(inp: Inputs) -> dict[str, int]:
 def _hosts_report(result: dict[str, int], inp: Inputs, out: Path) -> Section:
     return Section(
         checks=["", f"Every run has hosts ({result['runs']} runs)."],
-        failures=["toy: a failure"],
+        failures=[Failure("toy", None, "toy", "a failure")],
         lines=["", "## Hosts per run", ""],
     )
 
@@ -63,7 +64,7 @@ def test_a_registered_analysis_adds_its_table_and_section(tmp_path: Path) -> Non
     result = assemble.write_report(spec, layout, analyses)
     report = result.path.read_text()
     assert "Every run has hosts (1 runs)." in report and "## Hosts per run" in report
-    assert "toy: a failure" in result.failures and not result.checks_passed
+    assert "toy: a failure" in map(str, result.failures) and not result.checks_passed
     # its section comes after every registered one, its check with the others
     assert report.index("## Hosts per run") > report.index("## Circuits")
     assert report.index("Every run has hosts") < report.index("**FAILED:**")
@@ -81,4 +82,4 @@ def test_an_analysis_the_spec_does_not_ask_adds_no_section(tmp_path: Path) -> No
     collect_module.collect(spec, layout, tables_of(analyses))
     result = assemble.write_report(spec, layout, analyses)
     assert "## Hosts per run" not in result.path.read_text()
-    assert "toy: a failure" not in result.failures
+    assert "toy: a failure" not in map(str, result.failures)

@@ -154,10 +154,14 @@ def test_a_client_that_finished_nothing_fails_at_any_threshold_and_says_so() -> 
     clients = {("a", 1): [("perfclient1exit", "perf"), ("perfclient2exit", "perf")]}
     checks = {c.host: c for c in completion_checks(rows, clients, 0.0)}
     assert checks["perfclient1exit"].ok and not checks["perfclient2exit"].ok
-    assert completion_failure(checks["perfclient2exit"], 0.0) == (
+    assert str(completion_failure(checks["perfclient2exit"], 0.0)) == (
         "a/seed-1 perfclient2exit: finished no transfer (none succeeded, none failed)"
     )
     failing = completion_checks([_row("a", 1, 0, success=False)], clients, 0.5)[0]
-    assert completion_failure(failing, 0.5) == (
-        "a/seed-1 perfclient1exit: 0/1 transfers completed (< 50%)"
+    failure = completion_failure(failing, 0.5)
+    assert str(failure) == "a/seed-1 perfclient1exit: 0/1 transfers completed (< 50%)"
+    assert (failure.run, failure.where, failure.check) == (
+        ("a", 1),
+        "perfclient1exit",
+        "min-completion",
     )

@@ -157,7 +157,7 @@ def test_pctcp_checks_need_a_connection_per_circuit_exactly_where_it_is_on() -> 
     ]
     runs = {("tree-pctcp", 1), ("tree-pctcp", 2), ("tree-pctcp", 3), ("tree-fixed", 1)}
     runs |= {("tree-fixed", 2)}
-    assert pctcp_failures(sharing, [pctcp, fixed], runs) == [
+    assert [str(f) for f in pctcp_failures(sharing, [pctcp, fixed], runs)] == [
         "tree-pctcp/seed-2: PCTCP on, but 1 of 1 placements found a connection carrying 2 circuits",
         "tree-pctcp/seed-3: PCTCP on, no placement logged",
         "tree-fixed/seed-2: PCTCP off, but no connection ever carried two circuits",
@@ -249,8 +249,12 @@ def test_mechanism_checks_need_feedback_exactly_where_it_is_on() -> None:
     ]
     failures = mechanism_failures(rows, [marut, vegas], runs)
     assert len(failures) == 2
-    assert failures[0].startswith("hop3-marut/seed-2: hop feedback on")
-    assert failures[1].startswith("hop3-vegas/seed-1: hop feedback off, but 2")
+    assert str(failures[0]).startswith("hop3-marut/seed-2: hop feedback on")
+    assert str(failures[1]).startswith("hop3-vegas/seed-1: hop feedback off, but 2")
+    assert {(f.run, f.check) for f in failures} == {
+        (("hop3-marut", 2), "hop-feedback"),
+        (("hop3-vegas", 1), "hop-feedback"),
+    }
     assert mechanism_failures(rows[:1], [marut], {("hop3-marut", 1)}) == []
 
 
@@ -281,7 +285,7 @@ def test_n23_runs_and_checks_need_credit_exactly_where_it_is_on() -> None:
     ]
     assert runs[1].cells_sent == 200 and runs[1].stalls == 2
     complete = {("tree-n23", 1), ("tree-n23", 2), ("tree-n23", 3), ("tree-fixed", 1)}
-    assert n23_failures(runs, [n23, fixed], complete) == [
+    assert [str(f) for f in n23_failures(runs, [n23, fixed], complete)] == [
         "tree-n23/seed-2: N23 on, but 3 credit cells were sent and 0 taken",
         "tree-n23/seed-3: N23 on, but 0 credit cells were sent and 0 taken",
         "tree-fixed/seed-1: N23 off, but 2 credit cells were sent",
@@ -390,7 +394,7 @@ def test_hop_window_checks_need_reports_exactly_where_it_is_on() -> None:
     ]
     assert runs[0].mean_window == 32
     complete = {("tree-backtap", 1), ("tree-backtap", 2), ("tree-fixed", 1)}
-    assert hop_window_failures(runs, [backtap, fixed], complete) == [
+    assert [str(f) for f in hop_window_failures(runs, [backtap, fixed], complete)] == [
         "tree-backtap/seed-2: hop window on, but 5 feedback entries were taken and "
         "0 windows decided",
         "tree-fixed/seed-1: hop window off, but 3 feedback entries were sent",

@@ -158,8 +158,8 @@ def test_the_report_section_has_the_table_plots_and_passing_checks(
     # Runs whose tors logged no hop feedback fail the check.
     seed_one = [r for r in HOP_FEEDBACK.read_from(layout) if r.seed == 1]
     missing = mechanism_failures(seed_one, spec.variants, runs)
-    assert sorted(f.split(":")[0] for f in missing) == [
-        f"{s}-{m}/seed-2"
+    assert sorted(f.run for f in missing) == [
+        (f"{s}-{m}", 2)
         for s in ("allbulk", "hop3", "hop4", "more3", "more4", "tree")
         for m in ("marut", "marutremote")
     ]
@@ -183,7 +183,7 @@ def test_pctcp_gives_every_circuit_a_connection_at_the_shared_middle(
     assert pctcp_failures(list(sharing.values()), spec.variants, runs) == []
     # Without its placements a PCTCP run fails the check.
     missing = [s for s in sharing.values() if s.variant != "tree-pctcp"]
-    assert pctcp_failures(missing, spec.variants, runs) == [
+    assert [str(f) for f in pctcp_failures(missing, spec.variants, runs)] == [
         "tree-pctcp/seed-1: PCTCP on, no placement logged",
         "tree-pctcp/seed-2: PCTCP on, no placement logged",
     ]
@@ -203,7 +203,7 @@ def test_queues_build_at_the_middles_in_every_run(spec: Spec, layout: Layout) ->
     # the middles half idle or more (the finding of this run); every other
     # variant queues at its busiest middle.
     failures = load_failures(runs, spec.checks.load)
-    failed = {f.split("/")[0] for f in failures}
+    failed = {f.variant for f in failures}
     assert failed and all(hop_window_of(by_name[v]) for v in failed)
     others = [r for r in middles if not hop_window_of(by_name[r.variant])]
     assert len(others) == 72 and min(r.busiest for r in others) >= 0.55

@@ -49,7 +49,9 @@ def test_a_measured_limit_is_shown_per_seed_and_checked_against_its_reference() 
     # A variant that changes more than the limit is shown, not checked.
     assert settings["relays20-low"].checked is False and low.checked and high.checked
     failures = setting_failures(list(settings.values()))
-    assert len(failures) == 2 and all(f.startswith("limit-high:") for f in failures)
+    assert len(failures) == 2 and all(str(f).startswith("limit-high:") for f in failures)
+    # Over the variant's seeds, not one run's: --retry-failed retries none.
+    assert all(f.variant == "limit-high" and f.run is None for f in failures)
 
 
 def _rounds(variant: str, seed: int, phase: str, seconds: float) -> list[Round]:
@@ -85,6 +87,8 @@ def test_the_gain_of_n_connections_is_paired_by_seed_and_placed_at_its_loss() ->
 def test_a_run_with_too_few_rounds_of_a_phase_is_named() -> None:
     all_rounds = _rounds("n1", 1, "download", 20.0)[:9] + _rounds("n1", 1, "video", 2.0)
     failed = Round("n1", 1, "user", "download", 500.0, 5, 4, 1, None, 10_000_000)
-    lines = too_few_rounds([*all_rounds, failed], 10)
-    assert lines == ["n1/seed-1 user: 9 complete download rounds, fewer than 10"]
+    failures = too_few_rounds([*all_rounds, failed], 10)
+    assert [str(f) for f in failures] == [
+        "n1/seed-1 user: 9 complete download rounds, fewer than 10"
+    ]
     assert too_few_rounds(all_rounds, 0) == []

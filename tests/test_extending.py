@@ -113,12 +113,20 @@ def test_the_toy_experiment_adds_its_table_section_and_check(
     assert "## Bootstrap" in report
     assert "| stock | 1 | relay2guard | guard | 75.0 |" in report
     assert "Every tor bootstraps within the seconds its variant expects: 1 do not." in report
-    assert "stock/seed-1 relay2guard: bootstrapped after 75 s, expected within 60 s" in (
-        result.failures
+    assert "stock/seed-1 relay2guard: bootstrapped after 75 s, expected within 60 s" in map(
+        str, result.failures
     )
     checks = json.loads(layout.data_json("checks").read_text())
     (mine,) = [a for a in checks["analyses"] if a["analysis"] == "bootstrap"]
-    assert len(mine["failures"]) == 1
+    assert mine["failures"] == [
+        {
+            "variant": "stock",
+            "seed": 1,
+            "check": "bootstrap",
+            "message": "bootstrapped after 75 s, expected within 60 s",
+            "where": "relay2guard",
+        }
+    ]
     assert (layout.experiment_dir / "bootstrap.parquet").is_file()
     # The analysis's result as data, beside the tables.
     result_data = json.loads((layout.experiment_dir / "analyses" / "bootstrap.json").read_text())

@@ -17,9 +17,10 @@ PACKAGES = ("runner", "workloads", "topologies")
 # Lowest first. A module's stage is the one whose prefix matches it longest.
 STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
-        "ground: errors, where files live, units, parameters, manifests, data sets",
+        "ground: errors, failed checks, where files live, units, parameters, manifests, data sets",
         (
             "runner.errors",
+            "runner.checks",
             "runner.layout",
             "runner.units",
             "runner.params",

@@ -168,7 +168,9 @@ def test_busiest_relay_fails_the_run_more_points_below_the_reference(tmp_path: P
         (2, 0.75, 0.80, True),
     ]
     assert len(result.failures) == 1
-    assert result.failures[0].startswith("slow/seed-1: does not keep up with ref (30% against 80%")
+    assert str(result.failures[0]).startswith(
+        "slow/seed-1: does not keep up with ref (30% against 80%"
+    )
     section = keep_up_section(result, _inputs(tmp_path / "again", spec, []), tmp_path)
     assert section.failures == result.failures
     text = "\n".join(section.lines)
@@ -183,7 +185,7 @@ def _busiest(judge: str) -> Spec:
 def test_judged_on_the_means_one_seed_short_does_not_fail_the_design(tmp_path: Path) -> None:
     # Seed 1 15 points below, seed 2 5 above: the means are 75% against 80%.
     each = keep_up_result(_inputs(tmp_path / "each", _busiest("each"), [], (0.65, 0.85)))
-    assert [f.split(":")[0] for f in each.failures] == ["slow/seed-1"]
+    assert [f.run for f in each.failures] == [("slow", 1)]
     assert each.means == []
     mean = keep_up_result(_inputs(tmp_path / "mean", _busiest("mean"), [], (0.65, 0.85)))
     assert mean.failures == []
@@ -199,7 +201,7 @@ def test_judged_on_the_means_a_starved_design_fails_as_a_whole(tmp_path: Path) -
     # Seed 1 50 points below, seed 2 5: the means are 52% against 80%.
     result = keep_up_result(_inputs(tmp_path, _busiest("mean"), []))
     assert len(result.failures) == 1
-    assert result.failures[0].startswith(
+    assert str(result.failures[0]).startswith(
         "slow: does not keep up with ref over 2 seeds (mean 52% against 80%"
     )
     assert not result.means[0].passed
@@ -233,7 +235,7 @@ def test_client_bandwidth_counts_a_client_that_completed_nothing_as_zero(tmp_pat
     by_seed = {r.seed: r for r in result.runs}
     assert by_seed[1].passed and by_seed[1].value == pytest.approx(0.95 * 1024)
     assert not by_seed[2].passed and by_seed[2].value == pytest.approx(512)
-    assert [f.split(":")[0] for f in result.failures] == ["slow/seed-2"]
+    assert [f.run for f in result.failures] == [("slow", 2)]
 
 
 def test_a_missing_run_is_listed_not_failed(tmp_path: Path) -> None:
@@ -277,10 +279,10 @@ def test_on_a_real_run_the_failures_are_the_runs_below_the_bar(tmp_path: Path) -
     result = keep_up_result(Inputs(spec, layout, [], [], {run: [] for run in runs}))
     busiest = {(r.variant, r.seed): r.busiest for r in run_loads(loads) if r.role == ALL_RELAYS}
     expected = {
-        f"{i.variant}/seed-{seed}"
+        (i.variant, seed)
         for i in spec.checks.keep_up
         for seed in spec.seeds
         if busiest[(i.variant, seed)] < busiest[(i.reference, seed)] - 0.1
     }
-    assert {f.split(":")[0] for f in result.failures} == expected
+    assert {f.run for f in result.failures} == expected
     assert len(result.runs) == len(spec.checks.keep_up) * len(spec.seeds)

@@ -140,6 +140,7 @@ def test_collect_finishes_damaged_runs_and_the_report_shows_them(tmp_path: Path)
     assert "damaged log lines skipped" in report
     assert "| conflux-on | 1 | complete |" in report and "2 (2 logs missing or empty)" in report
     assert not result.checks_passed
-    assert any("perfclient4exit/tgen.*.stdout: log missing" in f for f in result.failures)
-    assert any("perfclient3exit/tgen.1002.stdout: log empty" in f for f in result.failures)
-    assert any("perfclient2exit/tgen.1002.stdout: 2 damaged lines" in f for f in result.failures)
+    texts = [str(f) for f in result.failures]
+    assert any("perfclient4exit/tgen.*.stdout: log missing" in f for f in texts)
+    assert any("perfclient3exit/tgen.1002.stdout: log empty" in f for f in texts)
+    assert any("perfclient2exit/tgen.1002.stdout: 2 damaged lines" in f for f in texts)

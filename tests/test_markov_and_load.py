@@ -201,14 +201,14 @@ def test_the_load_check_names_idle_and_saturated_runs() -> None:
     assert guards[1].mean == pytest.approx(0.15) and guards[1].relays == 2
     everything = [r for r in runs if r.role == ALL_RELAYS and r.seed == 1]
     assert everything[0].mean == pytest.approx((0.1 + 0.2 + 0.95) / 3)
-    failures = load_failures(runs, {"guard": (0.5, 0.9), "exit": (0.5, 0.9)})
+    failures = [str(f) for f in load_failures(runs, {"guard": (0.5, 0.9), "exit": (0.5, 0.9)})]
     assert failures == [
         "a/seed-1: exit relays' mean utilisation 95% is outside the required 50%-90% (saturated)",
         "a/seed-1: guard relays' mean utilisation 15% is outside the required 50%-90% (idle)",
     ]
     # One busy hop among idle ones: the busiest relay of a role.
     assert guards[1].busiest == pytest.approx(0.2)
-    failures = load_failures(runs, {"busiest guard": (0.5, 1.0)})
+    failures = [str(f) for f in load_failures(runs, {"busiest guard": (0.5, 1.0)})]
     assert failures == [
         "a/seed-1: busiest guard relay's mean utilisation 20% is outside the required "
         "50%-100% (idle)"
@@ -216,7 +216,8 @@ def test_the_load_check_names_idle_and_saturated_runs() -> None:
     # Checked only under the variants named: a mechanism that throttles
     # traffic lowers the load by its own effect.
     throttled = run_loads([_load("b", 1, "guard", 0.1)])
-    assert load_failures(runs + throttled, {"guard": (0.5, 0.9)}, ("a",)) == [
+    scoped = load_failures(runs + throttled, {"guard": (0.5, 0.9)}, ("a",))
+    assert [str(f) for f in scoped] == [
         "a/seed-1: guard relays' mean utilisation 15% is outside the required 50%-90% (idle)"
     ]
     assert len(load_failures(runs + throttled, {"guard": (0.5, 0.9)})) == 2

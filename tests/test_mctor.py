@@ -340,4 +340,4 @@ def test_the_path_a_config_pins_for_every_client_is_found_and_a_missing_one_fail
     assert unpinned(measured, paths, expected) == []
     lost = dict(list(paths.items())[1:])
     (failure,) = unpinned(measured, lost, expected)
-    assert failure.startswith(f"{spec.variants[0].name}/seed-1 user1: no path pinned")
+    assert str(failure).startswith(f"{spec.variants[0].name}/seed-1 user1: no path pinned")

@@ -53,9 +53,9 @@ def test_the_committed_pilot_fixture_fails_the_path_check(tmp_path: Path) -> Non
     # leg ran guard -> guard -> exit, so its middles read nothing.
     spec, layout = fixture_results("conflux-small-pilot", tmp_path)
     result = paths_result(Inputs(spec, layout, [], [], {}))
-    failing = {(f.split("/")[0], f.split(":")[0].split("-")[-1]) for f in result.failures}
-    assert failing == {(v, str(s)) for v in ("conflux", "confluxm") for s in range(1, 6)}
-    assert all("bytes through middle relays" in f for f in result.failures)
+    failing = {f.run for f in result.failures}
+    assert failing == {(v, s) for v in ("conflux", "confluxm") for s in range(1, 6)}
+    assert all("bytes through middle relays" in f.message for f in result.failures)
     middle = {
         (s.variant, s.seed): s.share
         for s in result.shares
@@ -90,7 +90,9 @@ def test_a_variant_through_every_position_passes_and_one_avoiding_middles_fails(
     assert [(f.variant, f.seed, f.measure, f.position) for f in failures] == [
         ("conflux", 1, "circuits", "middle")
     ]
-    assert "conflux/seed-1: 0.0% of its circuits through middle relays" in failures[0].describe()
+    failure = failures[0].failure()
+    assert (failure.run, failure.check) == (("conflux", 1), "paths")
+    assert str(failure).startswith("conflux/seed-1: 0.0% of its circuits through middle relays")
 
 
 def test_byte_shares_and_a_position_the_reference_barely_uses() -> None:
@@ -151,7 +153,7 @@ def test_every_relay_needs_fast_and_stable_and_its_role_flag() -> None:
         ),
         RelayRow("conflux", 2, "4uthority1", "authority", ("Authority",), 1, False, None, None),
     ]
-    assert flag_failures(rows) == [
+    assert [str(f) for f in flag_failures(rows)] == [
         "conflux/seed-2: relays without the flags their role needs in the last consensus: "
         "relay6middle (middle) lacks Stable"
     ]
@@ -177,7 +179,7 @@ def test_the_committed_one_authority_consensus_fails_the_flag_check() -> None:
             for r in parse_consensus(lines)
         ]
     failures = flag_failures(rows)
-    assert len(failures) == 1 and "relay6middle (middle) lacks Stable" in failures[0]
+    assert len(failures) == 1 and "relay6middle (middle) lacks Stable" in failures[0].message
 
 
 def _relay(relay: str, role: str, flags: tuple[str, ...], measured: bool = True) -> RelayRow:

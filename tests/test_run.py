@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from runner.checks import Failure
 from runner.cli import main
 from runner.execute.run import run_experiment
 from runner.experiments import parse_spec
@@ -190,9 +191,15 @@ def test_runs_whose_checks_failed_are_kept_and_retried_when_asked(
     layout = Layout(tmp_path / "results", spec.name)
     _all_complete(spec, layout, tools)
     runs = {(v.name, s): layout.run_dir(v.name, s) for v in spec.variants for s in spec.seeds}
-    failure = "conflux-on/seed-1 perfclient1exit: conflux sets by legs {1: 4}"
-    assert record_check_failures(runs, [failure, "conflux-on/seed-10: not this run"]) == 1
-    assert read_manifest(runs[("conflux-on", 1)])["checks_failed"] == [failure]
+    # Found by its run, not its text: the message names no run at all.
+    failure = Failure("conflux-on", 1, "conflux-legs", "conflux sets by legs {1: 4}")
+    others = [
+        Failure("conflux-on", 10, "paths", "not this run"),
+        # Worded as if it were conflux-off's first run, but the experiment's.
+        Failure(None, None, "experiment", "conflux-off/seed-1: not a run's failure"),
+    ]
+    assert record_check_failures(runs, [failure, *others]) == 1
+    assert read_manifest(runs[("conflux-on", 1)])["checks_failed"] == [str(failure)]
     assert read_manifest(runs[("conflux-off", 1)]).get("checks_failed", []) == []
 
     kept = run_experiment(spec, layout, [], 2, tools, SHADOW)

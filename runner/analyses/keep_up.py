@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from runner.analyses.client_bandwidth import per_client
 from runner.analyses.inputs import Inputs
 from runner.analyses.load import run_loads
+from runner.checks import Failure
 from runner.spec.keep_up import KeepUp
 from runner.spec.model import ALL_RELAYS
 from runner.tables.schema import CLIENTS, RELAY_LOAD, ClientRow, RelayLoad, TransferRow
@@ -56,7 +57,7 @@ class KeepUpMean(KeepUpJudged):
 class KeepUpResult:
     runs: list[KeepUpRun]
     missing: list[str]  # items with a seed where one of the two runs is absent
-    failures: list[str]
+    failures: list[Failure]
     means: list[KeepUpMean] = field(default_factory=list)
 
 
@@ -101,7 +102,8 @@ def keep_up_result(inp: Inputs) -> KeepUpResult:
     bandwidths = class_bandwidths(
         inp.transfers, CLIENTS.read_from(inp.layout), inp.measured_clients
     )
-    runs, missing, means, failures = [], [], [], []
+    runs, missing, means = [], [], []
+    failures: list[Failure] = []
     seeds = sorted({seed for _, seed in inp.measured_clients})
     for item in items:
         mine: list[KeepUpRun] = []
@@ -131,23 +133,35 @@ def keep_up_result(inp: Inputs) -> KeepUpResult:
             )
         runs += mine
         if not item.over_seeds:
-            failures += [
-                f"{r.variant}/seed-{r.seed}: does not keep up with {r.reference} "
-                f"({shown(r.metric, r.value)} against {shown(r.metric, r.reference_value)}; "
-                f"{r.rule})"
-                for r in mine
-                if not r.passed
-            ]
+            failures += [run_failure(r) for r in mine if not r.passed]
         elif mine:
             mean = _mean_of(item, mine)
             means.append(mean)
             if not mean.passed:
-                failures.append(
-                    f"{mean.variant}: does not keep up with {mean.reference} over "
-                    f"{mean.seeds} seeds (mean {shown(mean.metric, mean.value)} against "
-                    f"{shown(mean.metric, mean.reference_value)}; {mean.rule})"
-                )
+                failures.append(mean_failure(mean))
     return KeepUpResult(runs, missing, failures, means)
+
+
+def run_failure(run: KeepUpRun) -> Failure:
+    return Failure(
+        run.variant,
+        run.seed,
+        "keep-up",
+        f"does not keep up with {run.reference} ({shown(run.metric, run.value)} against "
+        f"{shown(run.metric, run.reference_value)}; {run.rule})",
+    )
+
+
+def mean_failure(mean: KeepUpMean) -> Failure:
+    """Judged over the seeds: the variant's, not one run's."""
+    return Failure(
+        mean.variant,
+        None,
+        "keep-up",
+        f"does not keep up with {mean.reference} over {mean.seeds} seeds (mean "
+        f"{shown(mean.metric, mean.value)} against {shown(mean.metric, mean.reference_value)}; "
+        f"{mean.rule})",
+    )
 
 
 def _mean_of(item: KeepUp, runs: list[KeepUpRun]) -> KeepUpMean:

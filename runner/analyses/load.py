@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from runner.analyses.client_bandwidth import per_client
 from runner.analyses.inputs import Inputs
 from runner.analyses.stats import Estimate, level_ci
+from runner.checks import Failure
 from runner.spec.model import ALL_RELAYS, BUSIEST, LOAD_ROLES
 from runner.tables.schema import CLIENTS, RELAY_LOAD, ClientRow, RelayLoad, TransferRow
 
@@ -63,8 +64,8 @@ def load_failures(
     runs: list[RunLoad],
     required: dict[str, tuple[float, float]],
     variants: tuple[str, ...] = (),
-) -> list[str]:
-    """A line per run and role whose mean utilisation (or, for "busiest
+) -> list[Failure]:
+    """A failure per run and role whose mean utilisation (or, for "busiest
     <role>", its busiest relay's) is outside the spec's range; only runs of
     ``variants`` where it names some."""
     failures = []
@@ -80,10 +81,8 @@ def load_failures(
             low, high = required[key]
             if not low <= value <= high:
                 state = "idle" if value < low else "saturated"
-                failures.append(
-                    f"{run.variant}/seed-{run.seed}: {what} {value:.0%} is outside the "
-                    f"required {low:.0%}-{high:.0%} ({state})"
-                )
+                message = f"{what} {value:.0%} is outside the required {low:.0%}-{high:.0%}"
+                failures.append(Failure(run.variant, run.seed, "load", f"{message} ({state})"))
     return failures
 
 
@@ -129,7 +128,7 @@ def link_shares(
 @dataclass(frozen=True)
 class LoadResult:
     runs: list[RunLoad]
-    failures: list[str]
+    failures: list[Failure]
     # (variant, role) -> mean, p90 and busiest relay's utilisation over seeds
     summary: dict[tuple[str, str], tuple[Estimate, Estimate, Estimate]]
     shares: dict[tuple[str, str], Estimate]  # (variant, class) -> share of access link

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from runner.analyses.inputs import Inputs
+from runner.checks import Failure
 from runner.spec.model import LOAD_ROLES, Spec
 from runner.tables.schema import RELAY_LOAD, CircuitRow, RelayLoad
 
@@ -59,12 +60,14 @@ class PathFailure:
     share: float
     reference_share: float
 
-    def describe(self) -> str:
-        return (
-            f"{self.variant}/seed-{self.seed}: {self.share:.1%} of its {self.measure} through "
-            f"{self.position} relays, against {self.reference_share:.1%} for {self.reference} "
-            f"on the same seed (under {TOLERANCE:.0%} of it): its traffic avoids a position "
-            "the reference uses"
+    def failure(self) -> Failure:
+        return Failure(
+            self.variant,
+            self.seed,
+            "paths",
+            f"{self.share:.1%} of its {self.measure} through {self.position} relays, against "
+            f"{self.reference_share:.1%} for {self.reference} on the same seed (under "
+            f"{TOLERANCE:.0%} of it): its traffic avoids a position the reference uses",
         )
 
 
@@ -72,7 +75,7 @@ class PathFailure:
 class PathsResult:
     shares: list[PositionShare]
     pairs: list[tuple[str, str]]  # (variant, reference)
-    failures: list[str]
+    failures: list[Failure]
     tolerance: float = TOLERANCE
 
 
@@ -169,4 +172,4 @@ def paths_result(inp: Inputs) -> PathsResult:
         positions[(load.variant, load.seed)][load.relay] = load.role
     shares = byte_shares(loads) + circuit_shares(inp.circuits, inp.measured_clients, positions)
     pairs = compared_pairs(inp.spec)
-    return PathsResult(shares, pairs, [f.describe() for f in path_failures(shares, pairs)])
+    return PathsResult(shares, pairs, [f.failure() for f in path_failures(shares, pairs)])

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from runner.analyses.stats import Estimate, level_ci
+from runner.checks import Failure
 from runner.phases import Phase
 from runner.spec.model import Spec
 from runner.tables.schema import ServedRow, TransferRow
@@ -138,15 +139,21 @@ def _kept(complete: list[Round]) -> tuple[tuple[float, float], dict[int, list[Ro
     return (low, high), per_seed
 
 
-def too_few_rounds(all_rounds: Sequence[Round], minimum: int) -> list[str]:
-    """A line per run, client and phase with fewer than ``minimum`` complete rounds."""
+def too_few_rounds(all_rounds: Sequence[Round], minimum: int) -> list[Failure]:
+    """A failure per run, client and phase with fewer than ``minimum`` complete rounds."""
     if minimum <= 0:
         return []
     counts: dict[tuple[str, int, str, str], int] = defaultdict(int)
     for r in all_rounds:
         counts[(r.variant, r.seed, r.host, r.phase)] += int(r.completion is not None)
     return [
-        f"{variant}/seed-{seed} {host}: {n} complete {phase} rounds, fewer than {minimum}"
+        Failure(
+            variant,
+            seed,
+            "min-rounds-per-phase",
+            f"{n} complete {phase} rounds, fewer than {minimum}",
+            host,
+        )
         for (variant, seed, host, phase), n in sorted(counts.items())
         if n < minimum
     ]

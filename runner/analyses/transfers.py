@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from runner.analyses.inputs import Inputs
 from runner.analyses.stats import ClientQuantile, Estimate, client_quantile, paired_change
+from runner.checks import Failure
 from runner.tables.schema import TransferRow
 from runner.units import human_size
 
@@ -233,20 +234,38 @@ class TransfersResult:
     # (variant, seed, host, size) -> completed transfers of that size
     per_size: dict[tuple[str, int, str, int], int]
     min_per_size: int
-    failures: list[str]
+    failures: list[Failure]
     summaries: list[GroupSummary]
     changes: dict[str, list[Change]]  # ttfb, ttlb, after_first_byte
     hypotheses_named: bool  # the spec states hypotheses on some comparison
 
 
-def completion_failure(check: ClientCheck, min_completion: float) -> str:
-    where = f"{check.variant}/seed-{check.seed} {check.host}"
+def completion_failure(check: ClientCheck, min_completion: float) -> Failure:
     if check.attempted == 0:
         # Nothing finished: a dead client, or a run too short for its transfers.
-        return f"{where}: finished no transfer (none succeeded, none failed)"
-    return (
-        f"{where}: {check.completed}/{check.attempted} transfers completed (< {min_completion:.0%})"
-    )
+        message = "finished no transfer (none succeeded, none failed)"
+    else:
+        message = (
+            f"{check.completed}/{check.attempted} transfers completed (< {min_completion:.0%})"
+        )
+    return Failure(check.variant, check.seed, "min-completion", message, check.host)
+
+
+def per_size_failures(
+    per_size: dict[tuple[str, int, str, int], int], minimum: int
+) -> list[Failure]:
+    """A failure per client and size with fewer completed transfers than ``minimum``."""
+    return [
+        Failure(
+            variant,
+            seed,
+            "min-transfers-per-size",
+            f"{count} completed {human_size(size)} transfers (< {minimum})",
+            host,
+        )
+        for (variant, seed, host, size), count in sorted(per_size.items())
+        if count < minimum
+    ]
 
 
 def transfers_result(inp: Inputs) -> TransfersResult:
@@ -256,12 +275,7 @@ def transfers_result(inp: Inputs) -> TransfersResult:
     failures = [completion_failure(c, minimum) for c in checks if not c.ok]
     per_size = transfers_per_size(transfers, inp.measured_clients, spec.class_sizes())
     per_size_minimum = spec.checks.min_transfers_per_size
-    failures += [
-        f"{variant}/seed-{seed} {host}: {count} completed {human_size(size)} transfers "
-        f"(< {per_size_minimum})"
-        for (variant, seed, host, size), count in sorted(per_size.items())
-        if count < per_size_minimum
-    ]
+    failures += per_size_failures(per_size, per_size_minimum)
     return TransfersResult(
         min_completion=minimum,
         checks=checks,

@@ -14,6 +14,7 @@ from runner.analyses.answers import Answer, answer_record, answers, changes_key,
 from runner.analyses.as_data import as_data
 from runner.analyses.inputs import ChangeKey, Inputs
 from runner.analyses.seed_rounds import design_change_lines, read_rounds
+from runner.checks import Failure
 from runner.layout import Layout, partial_path
 from runner.manifest import STATUS_COMPLETE, read_manifest, write_json_atomic
 from runner.network.backends import backend_named
@@ -37,7 +38,7 @@ from runner.tables.schema import (
 class ReportResult:
     path: Path
     checks_passed: bool
-    failures: list[str]
+    failures: list[Failure]
     # The Answers table's header and rows, as the report gives them, for the console.
     answers: tuple[list[str], list[list[str]]]
 
@@ -68,13 +69,30 @@ def skipped_lines(damage: list[LogDamageRow] | None, manifest: dict[str, Any]) -
     return text + (f" ({absent} logs missing or empty)" if absent else "")
 
 
-def _run_failures(manifests: list[dict[str, Any]]) -> list[str]:
-    return [
-        f"{m['variant']}/seed-{m['seed']}: run {m.get('status')}"
-        + (f": {str(m.get('error', '')).splitlines()[0]}" if m.get("error") else "")
-        for m in manifests
-        if m.get("status") != STATUS_COMPLETE
-    ]
+def _run_failures(manifests: list[dict[str, Any]]) -> list[Failure]:
+    return [_run_failure(m) for m in manifests if m.get("status") != STATUS_COMPLETE]
+
+
+def _run_failure(manifest: dict[str, Any]) -> Failure:
+    """An incomplete run: its status, and the first line of its error."""
+    error = manifest.get("error")
+    message = f"run {manifest.get('status')}" + (f": {str(error).splitlines()[0]}" if error else "")
+    return Failure(str(manifest["variant"]), int(manifest["seed"]), "run", message)
+
+
+def checks_record(
+    analyses: list[tuple[str, list[Failure]]], runs: list[Failure], damage: list[Failure]
+) -> dict[str, Any]:
+    """``checks.json``: whether every check passed, and each failure as a
+    record (variant, seed, check, message, where) of the analysis that
+    found it, of the runs or of damaged logs."""
+    every = [f for _, found in analyses for f in found] + runs + damage
+    return {
+        "passed": not every,
+        "analyses": [{"analysis": name, "failures": as_data(found)} for name, found in analyses],
+        "runs": as_data(runs),
+        "log_damage": as_data(damage),
+    }
 
 
 def _versions(manifests: list[dict[str, Any]]) -> str:
@@ -293,18 +311,11 @@ def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) 
         path.parent.mkdir(exist_ok=True)
         write_json_atomic(path, as_data(result))
         sections.append(analysis.render(result, inputs, work))
-    failures = [f for s in sections for f in s.failures]
-    failures += _run_failures(manifests)
-    failures += [d.describe() for d in damage or [] if d.matters]
-    checks = {
-        "passed": not failures,
-        "analyses": [
-            {"analysis": a.name, "failures": s.failures}
-            for a, s in zip(asked, sections, strict=True)
-        ],
-        "runs": _run_failures(manifests),
-        "log_damage": [d.describe() for d in damage or [] if d.matters],
-    }
+    by_analysis = [(a.name, s.failures) for a, s in zip(asked, sections, strict=True)]
+    run_failures = _run_failures(manifests)
+    damage_failures = [d.failure() for d in damage or [] if d.matters]
+    failures = [f for s in sections for f in s.failures] + run_failures + damage_failures
+    checks = checks_record(by_analysis, run_failures, damage_failures)
 
     head, ran = _what_ran(spec, layout, manifests, damage)
     cpu = [cpu_hours(spec, layout, a) for a in found]

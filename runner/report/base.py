@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from runner.analyses.inputs import Inputs
+from runner.checks import Failure
 from runner.spec.model import Spec
 from runner.tables.table import Table
 
@@ -22,7 +23,7 @@ class Section:
     failed checks, its own sections, and its plots."""
 
     checks: list[str] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
     plots: list[Path] = field(default_factory=list)
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runner.checks import Failure
 from runner.layout import SHADOW_DATA
 from runner.logs import bandwidth as parse_bandwidth
 from runner.logs import consensus as parse_consensus
@@ -181,17 +182,17 @@ class LogDamageRow:
         """Whether the tables may miss records because of it."""
         return bool(self.lost_records or self.missing or self.empty)
 
-    def describe(self) -> str:
-        where = f"{self.variant}/seed-{self.seed} {self.log}"
+    def failure(self) -> Failure:
         if self.missing:
-            return f"{where}: log missing"
-        if self.empty:
-            return f"{where}: log empty"
-        return (
-            f"{where}: {self.skipped_lines} damaged line{'' if self.skipped_lines == 1 else 's'} "
-            "skipped, "
-            f"{self.lost_records} of them records ({self.examples})"
-        )
+            message = "log missing"
+        elif self.empty:
+            message = "log empty"
+        else:
+            message = (
+                f"{self.skipped_lines} damaged line{'' if self.skipped_lines == 1 else 's'} "
+                f"skipped, {self.lost_records} of them records ({self.examples})"
+            )
+        return Failure(self.variant, self.seed, "log-damage", message, self.log)
 
 
 def _run(logs: RunLogs) -> dict[str, Any]:

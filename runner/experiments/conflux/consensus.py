@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from runner.analyses.inputs import Inputs
+from runner.checks import Failure
 from runner.tables.schema import RELAYS, RelayRow
 
 # Every relay's, then each role's own.
@@ -59,7 +60,7 @@ class ConsensusSummary:
 @dataclass(frozen=True)
 class ConsensusResult:
     summaries: list[ConsensusSummary]
-    failures: list[str]  # relays without a flag their role needs
+    failures: list[Failure]  # relays without a flag their role needs
     authority_names: tuple[str, ...] = ()  # the authorities' nicknames, as listed
 
 
@@ -70,8 +71,8 @@ def needed_flags(role: str) -> frozenset[str]:
     return RELAY_FLAGS | ROLE_FLAGS.get(role, frozenset())
 
 
-def flag_failures(rows: list[RelayRow]) -> list[str]:
-    """A line per run listing its relays that lack a flag their role needs."""
+def flag_failures(rows: list[RelayRow]) -> list[Failure]:
+    """A failure per run listing its relays that lack a flag their role needs."""
     missing: dict[tuple[str, int], list[str]] = {}
     for r in sorted(rows, key=lambda r: (r.variant, r.seed, r.relay)):
         lacks = sorted(needed_flags(r.role) - set(r.flags))
@@ -80,8 +81,12 @@ def flag_failures(rows: list[RelayRow]) -> list[str]:
                 f"{r.relay} ({r.role or 'unknown role'}) lacks {'+'.join(lacks)}"
             )
     return [
-        f"{variant}/seed-{seed}: relays without the flags their role needs in the last "
-        f"consensus: {'; '.join(relays)}"
+        Failure(
+            variant,
+            seed,
+            "consensus-flags",
+            f"relays without the flags their role needs in the last consensus: {'; '.join(relays)}",
+        )
         for (variant, seed), relays in missing.items()
     ]
 

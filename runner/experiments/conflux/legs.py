@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from runner.analyses.inputs import Inputs
+from runner.checks import Failure
 from runner.layout import Layout
 from runner.tables.schema import RELAYS, CircuitRow
 
@@ -88,7 +89,7 @@ def flag_cause(relays: list[tuple[str, set[str]]]) -> str:
 @dataclass(frozen=True)
 class LegsResult:
     checks: list[LegCheck]
-    failures: list[str]
+    failures: list[Failure]
 
 
 def legs_result(inp: Inputs) -> LegsResult:
@@ -101,11 +102,18 @@ def legs_result(inp: Inputs) -> LegsResult:
     if not leg_checks:
         return LegsResult([], [])
     flags = consensus_flags(inp.layout)
-    failures = [
-        f"{c.variant}/seed-{c.seed} {c.host}: conflux sets by legs {c.sets_by_legs or '{}'}, "
-        f"expected {'none' if c.expected == 0 else f'only {c.expected}-leg sets'}"
-        + flag_cause(flags.get((c.variant, c.seed), []))
-        for c in leg_checks
-        if not c.ok
-    ]
+    failures = [leg_failure(c, flags.get((c.variant, c.seed), [])) for c in leg_checks if not c.ok]
     return LegsResult(leg_checks, failures)
+
+
+def leg_failure(check: LegCheck, flags: list[tuple[str, set[str]]]) -> Failure:
+    """A client's failed leg check, with what its run's consensus says of the cause."""
+    expected = "none" if check.expected == 0 else f"only {check.expected}-leg sets"
+    return Failure(
+        check.variant,
+        check.seed,
+        "conflux-legs",
+        f"conflux sets by legs {check.sets_by_legs or '{}'}, expected {expected}"
+        + flag_cause(flags),
+        check.host,
+    )

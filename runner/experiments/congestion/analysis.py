@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from runner.analyses.inputs import Inputs
+from runner.checks import Failure
 from runner.experiments.congestion.mechanisms import (
     ClassResult,
     ConnectionSharing,
@@ -40,7 +41,7 @@ class Part(Generic[T]):
     """One mechanism's counters (per run, or per variant) and its check."""
 
     rows: list[T]
-    failures: list[str]
+    failures: list[Failure]
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class CongestionResult:
     pctcp: Part[ConnectionSharing] | None = None
 
     @property
-    def failures(self) -> list[str]:
+    def failures(self) -> list[Failure]:
         parts = (self.hop_feedback, self.n23, self.hop_window, self.pctcp)
         return [f for part in parts if part is not None for f in part.failures]
 

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from runner.analyses.on_off import on_off_failures
 from runner.analyses.stats import Estimate, level_ci
+from runner.checks import Failure
 from runner.experiments.congestion.hop_feedback_log import HopFeedbackTotals, summed
 from runner.experiments.congestion.hop_window_log import HopWindowTotals
 from runner.experiments.congestion.n23_log import N23Totals
@@ -181,7 +182,7 @@ def mechanism_totals(rows: list[HopFeedbackRow], variants: list[str]) -> list[Me
 
 def mechanism_failures(
     rows: list[HopFeedbackRow], variants: Sequence[Variant], complete_runs: set[tuple[str, int]]
-) -> list[str]:
+) -> list[Failure]:
     """Hop feedback must be at work in every complete run of a variant that
     switches it on (cells reached the sending ends and window decisions used
     them), and absent from every other run."""
@@ -205,6 +206,7 @@ def mechanism_failures(
         return f"hop feedback off, but {run.originated} feedback cells were sent"
 
     return on_off_failures(
+        "hop-feedback",
         variants,
         complete_runs,
         runs,
@@ -247,7 +249,7 @@ def pctcp_failures(
     sharing: list[ConnectionSharing],
     variants: Sequence[Variant],
     complete_runs: set[tuple[str, int]],
-) -> list[str]:
+) -> list[Failure]:
     """PCTCP must be at work in every complete run that switches it on (no
     connection ever carried two of a tor's circuits) and absent from every
     other run that logs placements (some connection carried several)."""
@@ -268,7 +270,7 @@ def pctcp_failures(
         return None
 
     runs = {(s.variant, s.seed): s for s in sharing}
-    return on_off_failures(variants, complete_runs, runs, is_pctcp, idle, present)
+    return on_off_failures("pctcp", variants, complete_runs, runs, is_pctcp, idle, present)
 
 
 @dataclass(frozen=True)
@@ -286,7 +288,7 @@ def n23_runs(rows: list[N23Row]) -> list[N23Run]:
 
 def n23_failures(
     runs: list[N23Run], variants: Sequence[Variant], complete_runs: set[tuple[str, int]]
-) -> list[str]:
+) -> list[Failure]:
     """N23 must be at work in every complete run of a variant that switches it
     on (credit cells returned and taken, so hops waited on their next hop's
     credit) and absent from every other run (no credit cell sent)."""
@@ -303,7 +305,7 @@ def n23_failures(
         return None
 
     by_run = {(r.variant, r.seed): r for r in runs}
-    return on_off_failures(variants, complete_runs, by_run, is_n23, idle, present)
+    return on_off_failures("n23", variants, complete_runs, by_run, is_n23, idle, present)
 
 
 @dataclass(frozen=True)
@@ -338,7 +340,7 @@ def _runs(rows: Sequence[Any], totals: type, run: Callable[..., R]) -> list[R]:
 
 def hop_window_failures(
     runs: list[HopWindowRun], variants: Sequence[Variant], complete_runs: set[tuple[str, int]]
-) -> list[str]:
+) -> list[Failure]:
     """Hop windows must be at work in every complete run of a variant that
     switches them on (feedback on forwarded cells reached previous hops and
     windows were decided from them) and absent from every other run (no
@@ -360,5 +362,11 @@ def hop_window_failures(
 
     by_run = {(r.variant, r.seed): r for r in runs}
     return on_off_failures(
-        variants, complete_runs, by_run, lambda v: hop_window_of(v) is not None, idle, present
+        "hop-window",
+        variants,
+        complete_runs,
+        by_run,
+        lambda v: hop_window_of(v) is not None,
+        idle,
+        present,
     )

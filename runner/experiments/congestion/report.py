@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from runner.analyses.inputs import Inputs
+from runner.checks import Failure
 from runner.experiments.congestion.analysis import CongestionResult, Part
 from runner.experiments.congestion.mechanisms import (
     ConnectionSharing,
@@ -119,7 +120,7 @@ def congestion_sections(result: CongestionResult, inp: Inputs, out: Path) -> Sec
     return Section(failures=result.failures, lines=lines, plots=plots)
 
 
-def _verdict(name: str, failures: list[str], passed: str) -> list[str]:
+def _verdict(name: str, failures: list[Failure], passed: str) -> list[str]:
     """A section's checks: each failure, or what passing them means."""
     if failures:
         return ["", f"**{name} checks FAILED:**", ""] + [f"- {f}" for f in failures]

@@ -16,6 +16,7 @@ from runner.analyses.rounds import (
     summarize,
     too_few_rounds,
 )
+from runner.checks import Failure
 from runner.experiments.mctor.connections import (
     CircuitSpread,
     HopCheck,
@@ -61,13 +62,19 @@ def unpinned(
     measured_clients: dict[tuple[str, int], list[tuple[str, str]]],
     paths: dict[tuple[str, int, str], tuple[str, ...]],
     expected: dict[str, int],
-) -> list[str]:
+) -> list[Failure]:
     """A failure for each measured client of a variant that expects MCTor
     connections but pins no path: without one there is no hop to check, and
     the run fails rather than leaving the connection tables empty."""
     return [
-        f"{variant}/seed-{seed} {host}: no path pinned (EntryNodes, MiddleNodes and "
-        "ExitNodes naming one relay each), so its connections cannot be checked"
+        Failure(
+            variant,
+            seed,
+            "mctor-pinned-path",
+            "no path pinned (EntryNodes, MiddleNodes and ExitNodes naming one relay each), "
+            "so its connections cannot be checked",
+            host,
+        )
         for (variant, seed), hosts in measured_clients.items()
         if variant in expected
         for host, _ in hosts
@@ -84,7 +91,7 @@ class MctorResult:
     hops: list[HopCheck]
     stream_circuits: list[StreamCircuits]
     spread: list[CircuitSpread]
-    failures: list[str]
+    failures: list[Failure]
     # The change of N connections over one, per phase, beside the loss rate.
     loss_gains: list[LossGain] = field(default_factory=list)
 
@@ -118,24 +125,39 @@ def mctor_result(inp: Inputs) -> MctorResult:
     used = stream_circuits(inp.circuits, paths.keys(), circuits_expected)
     spread = circuit_spread(placements, inp.circuits, paths, expected)
     failures = few + unpinned(inp.measured_clients, paths, expected)
-    failures += [
-        f"{h.variant}/seed-{h.seed} {h.host} → {h.peer}: "
-        f"{'no placement logged' if h.usable_connections is None else h.usable_connections} "
-        f"usable connections, expected {h.expected}"
-        for h in hops
-        if not h.ok
-    ]
-    failures += [
-        f"{u.variant}/seed-{u.seed} {u.host}: streams on {u.circuits} circuits, "
-        f"expected at least {u.expected}"
-        for u in used
-        if u.ok is False
-    ]
-    failures += [
-        f"{s.variant}/seed-{s.seed} {s.host} → {s.peer}: {s.client}'s {s.circuits} "
-        f"stream circuits sit on {s.connections} connections ({s.followed} followed), "
-        f"expected {s.expected}"
-        for s in spread
-        if s.ok is False
-    ]
+    failures += [hop_failure(h) for h in hops if not h.ok]
+    failures += [circuits_failure(u) for u in used if u.ok is False]
+    failures += [spread_failure(s) for s in spread if s.ok is False]
     return MctorResult(True, summaries, gaps, expected, hops, used, spread, failures, gains)
+
+
+def hop_failure(hop: HopCheck) -> Failure:
+    usable = "no placement logged" if hop.usable_connections is None else hop.usable_connections
+    return Failure(
+        hop.variant,
+        hop.seed,
+        "mctor-connections",
+        f"{usable} usable connections, expected {hop.expected}",
+        f"{hop.host} → {hop.peer}",
+    )
+
+
+def circuits_failure(used: StreamCircuits) -> Failure:
+    return Failure(
+        used.variant,
+        used.seed,
+        "mctor-circuits",
+        f"streams on {used.circuits} circuits, expected at least {used.expected}",
+        used.host,
+    )
+
+
+def spread_failure(spread: CircuitSpread) -> Failure:
+    return Failure(
+        spread.variant,
+        spread.seed,
+        "mctor-circuit-spread",
+        f"{spread.client}'s {spread.circuits} stream circuits sit on {spread.connections} "
+        f"connections ({spread.followed} followed), expected {spread.expected}",
+        f"{spread.host} → {spread.peer}",
+    )

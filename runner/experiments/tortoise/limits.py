@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from runner.analyses.client_bandwidth import ClientBandwidth, group_means, per_client
 from runner.analyses.inputs import Inputs
 from runner.analyses.stats import Estimate
+from runner.checks import Failure
 from runner.experiments.tortoise.setting import LimitSetting, limit_settings, setting_failures
 from runner.spec.model import CLIENT_RELAY
 from runner.tables.schema import CLIENTS, RELAYS, CircuitRow, ClientRow, RelayRow, TransferRow
@@ -130,11 +131,13 @@ def _reference(limits: dict[tuple[str, int, str], RelayLimit]) -> RelayLimit | N
     return min(counts, key=lambda lim: (-counts[lim], lim.rate))
 
 
-def _failure(check: LimitCheck) -> str:
-    return (
-        f"{check.variant}/seed-{check.seed}: {check.over} of {check.transfers} transfers of "
-        f"held clients beat their guard's limit ({check.rate / 1024:g} KiB/s; worst "
-        f"{check.worst:.2f}x)"
+def _failure(check: LimitCheck) -> Failure:
+    return Failure(
+        check.variant,
+        check.seed,
+        "client-limit",
+        f"{check.over} of {check.transfers} transfers of held clients beat their guard's "
+        f"limit ({check.rate / 1024:g} KiB/s; worst {check.worst:.2f}x)",
     )
 
 
@@ -144,7 +147,7 @@ class ClientsResult:
     means: dict[tuple[str, str], Estimate]  # (variant, group) -> mean over seeds
     reference: RelayLimit | None  # the limit most relays were given
     checks: list[LimitCheck]
-    failures: list[str]
+    failures: list[Failure]
     # Measured limits: their multiple, value per seed and what they did.
     settings: list[LimitSetting] = field(default_factory=list)
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from runner.analyses.client_bandwidth import ClientBandwidth
+from runner.checks import Failure
 from runner.spec.model import Spec, Variant
 from runner.tables.schema import RelayRow
 
@@ -118,20 +119,31 @@ def limit_settings(
     return settings
 
 
-def setting_failures(settings: list[LimitSetting]) -> list[str]:
-    """A line per checked limit that did not bind bulk or did not spare web."""
+def setting_failures(settings: list[LimitSetting]) -> list[Failure]:
+    """A failure per checked limit that did not bind bulk or did not spare
+    web: the variant's, judged on its means over the seeds, not one run's."""
     failures = []
     for s in settings:
         if not s.checked:
             continue
         if s.binds_bulk is False:
             failures.append(
-                f"{s.variant}: bulk clients got {s.bulk:.0%} of their bandwidth under "
-                f"{s.reference}: the limit does not hold them back by {NOTICED:.0%}"
+                Failure(
+                    s.variant,
+                    None,
+                    "limit-binds-bulk",
+                    f"bulk clients got {s.bulk:.0%} of their bandwidth under {s.reference}: "
+                    f"the limit does not hold them back by {NOTICED:.0%}",
+                )
             )
         if s.spares_web is False:
             failures.append(
-                f"{s.variant}: web clients got {s.web:.0%} of their bandwidth under "
-                f"{s.reference}: the limit slows them by {NOTICED:.0%} or more"
+                Failure(
+                    s.variant,
+                    None,
+                    "limit-spares-web",
+                    f"web clients got {s.web:.0%} of their bandwidth under {s.reference}: "
+                    f"the limit slows them by {NOTICED:.0%} or more",
+                )
             )
     return failures
