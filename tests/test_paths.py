@@ -83,7 +83,14 @@ def test_a_variant_through_every_position_passes_and_one_avoiding_middles_fails(
     got = {(s.variant, s.position): s.share for s in shares}
     assert got[("plain", "middle")] == 1.0 and got[("conflux", "middle")] == 0.5
     assert path_failures(shares, [("conflux", "plain")]) == []
+    # Four circuits that all miss the middles could be chance...
     avoiding = [_circuit("conflux", "client1", ("g2", "g1", "e1"))] * 4
+    few = circuit_shares(circuits[:2] + avoiding, measured, positions)
+    assert [s.share for s in few if (s.variant, s.position) == ("conflux", "middle")] == [0.0]
+    assert path_failures(few, [("conflux", "plain")]) == []
+    # ...twelve are not: a variant using middles half as often as its
+    # reference would show none in 12 under once in a thousand runs.
+    avoiding = [_circuit("conflux", "client1", ("g2", "g1", "e1"))] * 12
     failures = path_failures(
         circuit_shares(circuits[:2] + avoiding, measured, positions), [("conflux", "plain")]
     )
@@ -230,3 +237,23 @@ def test_the_fixture_consensus_counts_the_specs_relays_as_the_spec_gives_them(
         assert (r.client_relays > 0) == bool(spec.variant(r.variant).client_relays), r
     high = next(r for r in result.summaries if r.variant == "relays-high")
     assert high.client_relays == 6  # 40% of 5 bulk and 10% of 40 web clients
+
+
+def test_bytes_that_follow_a_handful_of_circuits_are_not_taken_for_an_avoided_position() -> None:
+    loads = [
+        _load("plain", "m1", "middle", 500),
+        _load("plain", "g1", "guard", 500),
+        _load("new", "m1", "middle", 0),
+        _load("new", "g1", "guard", 1000),
+    ]
+    few = [
+        PositionShare("plain", 1, "circuits", "middle", 0.5, 4),
+        PositionShare("new", 1, "circuits", "middle", 0.0, 4),
+    ]
+    assert path_failures(byte_shares(loads) + few, [("new", "plain")]) == []
+    many = [
+        PositionShare("plain", 1, "circuits", "middle", 0.5, 40),
+        PositionShare("new", 1, "circuits", "middle", 0.0, 40),
+    ]
+    failing = path_failures(byte_shares(loads) + many, [("new", "plain")])
+    assert sorted(f.measure for f in failing) == ["bytes", "circuits"]

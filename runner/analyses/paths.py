@@ -16,7 +16,15 @@ and no count of legs or sets shows it. Per run, two shares per position
 A run fails when its variant's share of a position is under ``TOLERANCE``
 of its reference's share on the same seed, where the reference's share is
 at least ``MIN_REFERENCE_SHARE`` (a position the reference barely uses
-says nothing). Pairs are the spec's comparisons and its hypotheses'.
+says nothing), and when chance cannot explain it: a small network's
+measured clients carry their streams on a handful of circuits, and a few
+circuits can all miss a position by chance. So the circuits that went
+through the position must be fewer than a variant using it half as often
+as its reference would show once in 1 / ``EVIDENCE`` runs (binomial, over
+the run's measured circuits); and the bytes, which follow those circuits,
+count only where the run has enough circuits for that (even none through
+the position would be such evidence) or its circuits have no paths.
+Pairs are the spec's comparisons and its hypotheses'.
 """
 
 from __future__ import annotations
@@ -24,6 +32,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+from scipy.stats import binom
 
 from runner.analyses.inputs import Inputs
 from runner.checks import Failure
@@ -36,6 +46,9 @@ TOLERANCE = 0.1
 # is too little used to tell avoiding it from chance.
 MIN_REFERENCE_SHARE = 0.05
 MEASURES = ("circuits", "bytes")
+# How rarely a variant using a position half as often as its reference
+# would show as few circuits through it: rarer than this fails the run.
+EVIDENCE = 0.001
 
 
 @dataclass(frozen=True)
@@ -136,13 +149,31 @@ def circuit_shares(
     return shares
 
 
+def _by_chance(through: float, circuits: float, reference_share: float) -> bool:
+    """Whether ``through`` of ``circuits`` circuits through a position could
+    come from a variant that uses it half as often as its reference."""
+    return float(binom.cdf(round(through), round(circuits), reference_share / 2)) >= EVIDENCE
+
+
 def path_failures(
     shares: Iterable[PositionShare], pairs: Iterable[tuple[str, str]]
 ) -> list[PathFailure]:
     """Each (variant, seed, measure, position) whose share is under
-    TOLERANCE of its reference's on the same seed."""
+    TOLERANCE of its reference's on the same seed, beyond chance."""
+    shares = list(shares)
     found = {(s.variant, s.seed, s.measure, s.position): s.share for s in shares}
+    totals = {(s.variant, s.seed, s.measure): s.total for s in shares}
     seeds = sorted({key[1] for key in found})
+
+    def beyond_chance(variant: str, reference: str, seed: int, position: str) -> bool:
+        """Whether the run's circuits can tell avoiding ``position`` from
+        chance; True where its circuits have no paths (only bytes tell)."""
+        circuits = totals.get((variant, seed, "circuits"))
+        ref = found.get((reference, seed, "circuits", position))
+        if circuits is None or ref is None:
+            return True
+        return not _by_chance(0, circuits, ref)
+
     failures = []
     for variant, reference in pairs:
         for seed in seeds:
@@ -158,10 +189,17 @@ def path_failures(
                         if not any(k[:3] == (variant, seed, measure) for k in found):
                             continue
                         mine = 0.0
-                    if mine < TOLERANCE * ref:
-                        failures.append(
-                            PathFailure(variant, reference, seed, measure, position, mine, ref)
-                        )
+                    if mine >= TOLERANCE * ref:
+                        continue
+                    if measure == "circuits":
+                        circuits = totals[(variant, seed, measure)]
+                        if _by_chance(mine * circuits, circuits, ref):
+                            continue
+                    elif not beyond_chance(variant, reference, seed, position):
+                        continue
+                    failures.append(
+                        PathFailure(variant, reference, seed, measure, position, mine, ref)
+                    )
     return failures
 
 
