@@ -146,7 +146,7 @@ bench-report:
 
 bench-shadow-options:
 	$(PY) -m runner.bench.shadow_options configs/$(EXP).yaml --out bench/results.md \
-		$(if $(REPEAT),--repeat $(REPEAT),)
+		$(if $(REPEAT),--repeat $(REPEAT),) $(if $(AT_ONCE),--at-once $(AT_ONCE),)
 
 bench-scaling:
 	$(PY) -m runner.bench.scaling configs/$(EXP).yaml --out bench/results.md \
