@@ -61,11 +61,13 @@ def shadow_config(
             "progress": True,
             "heartbeat_interval": "60 s",
         },
-        # Options that cut Shadow's own CPU and leave the simulation as it
-        # was (the hosts' logs byte-identical: bench/results.md, "Shadow's options"):
-        # a worker waiting for work sleeps instead of spinning in
-        # sched_yield, and the memory manager maps the processes' memory
-        # (none of tor, tgen and oniontrace forks).
+        # Options that leave the simulation as it was (the hosts' logs
+        # byte-identical) and save some of Shadow's own CPU where a run has
+        # a core to itself (8% on a conflux-small run; none measured with a
+        # run on every core: bench/results.md, "Shadow's options"): a worker
+        # waiting for work sleeps instead of spinning in sched_yield, and
+        # the memory manager maps the processes' memory (none of tor, tgen
+        # and oniontrace forks).
         "experimental": {"use_worker_spinning": False, "use_memory_manager": True},
         "network": {
             "graph": {"type": "gml", "file": {"path": GRAPH_FILE}},
