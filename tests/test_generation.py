@@ -93,3 +93,34 @@ def test_no_run_waits_for_anothers_generation(
     # Shadow's options that cut its CPU and change no simulated byte.
     config = yaml.safe_load((layout.run_dir("conflux-off", 2) / "shadow.yaml").read_text())
     assert config["experimental"] == {"use_worker_spinning": False, "use_memory_manager": True}
+
+
+SCRIPT = """
+from pathlib import Path
+from runner.execute.generation import Generators
+print("top of the script")
+with Generators(1, target=Path) as generate:
+    print("generated", generate("somewhere").run_dir)
+"""
+
+
+@pytest.mark.parametrize("how", ["stdin", "script"])
+def test_workers_never_rerun_the_callers_script(how: str, tmp_path: Path) -> None:
+    """A script without a main guard, or one read from standard input, runs
+    its top once: the workers import the generator, not the caller."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT)
+    argv = [sys.executable, "-"] if how == "stdin" else [sys.executable, str(script)]
+    proc = subprocess.run(
+        argv,
+        input=SCRIPT if how == "stdin" else None,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["top of the script", "generated somewhere"]
