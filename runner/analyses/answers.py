@@ -258,18 +258,26 @@ def changes_key(h: Hypothesis, transfers: Iterable[TransferRow]) -> ChangeKey | 
     return (h.variant, h.reference, cls, size, h.metric)
 
 
-def seed_samples(
+def seeded_samples(
     h: Hypothesis, samples: dict[tuple[int, int], ClientValues]
-) -> list[tuple[ClientValues, ...]]:
-    """Per seed with values on the first side: the values of each of
-    ``h.sides`` in order, as a ratio takes them (variant, reference, and for
-    an interaction its variant and reference; for a contrast the class and
-    the group set against it). A side with none is empty."""
+) -> list[tuple[int, tuple[ClientValues, ...]]]:
+    """Per seed with values on the first side, in seed order: the seed and
+    the values of each of ``h.sides`` in order, as a ratio takes them
+    (variant, reference, and for an interaction its variant and reference;
+    for a contrast the class and the group set against it). A side with
+    none is empty."""
     return [
-        tuple(samples.get((i, seed), {}) for i in range(len(h.sides)))
+        (seed, tuple(samples.get((i, seed), {}) for i in range(len(h.sides))))
         for (side, seed) in sorted(samples)
         if side == 0
     ]
+
+
+def seed_samples(
+    h: Hypothesis, samples: dict[tuple[int, int], ClientValues]
+) -> list[tuple[ClientValues, ...]]:
+    """``seeded_samples`` without the seeds."""
+    return [sides for _, sides in seeded_samples(h, samples)]
 
 
 def seed_change(

@@ -170,10 +170,19 @@ def _seed_draws(
 ) -> np.ndarray:
     """Simulated seeds' log ratios, (reps, seeds, hypotheses), jointly normal."""
     rng = np.random.default_rng(_SEED)
-    z = rng.standard_normal((reps, seeds, len(questions))) @ np.linalg.cholesky(corr).T
-    effect = np.array([q.effect for q in questions])
-    sd = np.array([q.sd for q in questions])
-    return np.asarray(effect + sd * z)
+    effect, sd = _moments(questions)
+    return np.asarray(effect + sd * _correlated(rng, (reps, seeds), corr))
+
+
+def _moments(questions: Sequence[Question]) -> tuple[np.ndarray, np.ndarray]:
+    """Each hypothesis's change and spread, as arrays in ``questions``' order."""
+    return np.array([q.effect for q in questions]), np.array([q.sd for q in questions])
+
+
+def _correlated(rng: np.random.Generator, shape: tuple[int, ...], corr: np.ndarray) -> np.ndarray:
+    """Standard normals of ``shape`` plus a last axis of hypotheses,
+    correlated as ``corr``."""
+    return rng.standard_normal((*shape, len(corr))) @ np.linalg.cholesky(corr).T
 
 
 def simulate_rule(
@@ -241,9 +250,8 @@ def fixed_size_outcome(
     used (many seeds: a sample variance is then near the true one)."""
     rng = np.random.default_rng(_SEED)
     k = len(questions)
-    sd = np.array([q.sd for q in questions])
-    effect = np.array([q.effect for q in questions])
-    z = rng.standard_normal((reps, k)) @ np.linalg.cholesky(corr).T
+    effect, sd = _moments(questions)
+    z = _correlated(rng, (reps,), corr)
     mean = effect + sd / math.sqrt(seeds) * z
     spread = sd * np.sqrt(rng.chisquare(seeds - 1, (reps, k)) / (seeds - 1))
     decided = holm_decided(

@@ -48,7 +48,7 @@ from runner.analyses.answers import (
     hypothesis_rounds,
     per_seed_samples,
     seed_change,
-    seed_samples,
+    seeded_samples,
 )
 from runner.analyses.client_bandwidth import ClientBandwidth
 from runner.analyses.joint_plan import (
@@ -151,12 +151,11 @@ def spread(
     measurement are each credited once. An interaction's spread is its
     seeds' spread alone (no part is split off for clients or transfers)."""
     samples, statistic = per_seed_samples(h, transfers, bandwidths, rounds)
-    seeds = seed_samples(h, samples)
-    seed_numbers = [seed for side, seed in sorted(samples) if side == 0]  # seed_samples' order
+    seeded = seeded_samples(h, samples)
     if h.interaction is not None:
         per_seed = tuple(
             (seed, math.log(ratios[0]))
-            for seed, sides in zip(seed_numbers, seeds, strict=True)
+            for seed, sides in seeded
             if (ratios := seed_change(h, [sides], statistic).ratios)
         )
         if len(per_seed) < 2:
@@ -166,7 +165,7 @@ def spread(
         return Spread(h.name, len(logs_), float(np.mean(logs_)), var, None, None, var, per_seed)
     rng = np.random.default_rng(0)
     logs, client_parts, transfer_parts, paired_seeds = [], [], [], []
-    for seed, (values, reference) in zip(seed_numbers, seeds, strict=True):
+    for seed, (values, reference) in seeded:
         if not values or not reference:
             continue
         top, bottom = statistic(values), statistic(reference)
