@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import argparse
 import resource
-import subprocess
 import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 from runner.analyses.seed_rounds import seeds_in_use
-from runner.bench.results_table import add_section_rows, machine
+from runner.bench.results_table import add_section_rows, code_commit, machine
 from runner.experiments import ANALYSES, load_spec
 from runner.layout import Layout
 from runner.report.assemble import write_report
@@ -33,21 +32,6 @@ HEADER = (
     "| peak RSS (MiB) | code |\n"
     "|---|---|---|---|---|---|---|---|---|\n"
 )
-
-
-def code_commit() -> str:
-    """The project's commit, marked when the working tree differs from it."""
-    try:
-        found = subprocess.run(
-            ["git", "describe", "--always", "--dirty"],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=Path(__file__).resolve().parent,
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return "–"
-    return found.stdout.strip()
 
 
 def main(argv: list[str] | None = None) -> int:

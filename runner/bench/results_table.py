@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import platform
+import subprocess
 from pathlib import Path
 
 
@@ -24,3 +25,18 @@ def add_section_rows(out: Path, rows: list[str], section: str, intro: str, heade
     end = len(text) if end < 0 else end + 1
     table = text[start:end].rstrip("\n") + "\n" + "".join(rows)
     out.write_text(text[:start] + table + ("\n" + text[end:] if end < len(text) else ""))
+
+
+def code_commit() -> str:
+    """The project's commit, marked when the working tree differs from it."""
+    try:
+        found = subprocess.run(
+            ["git", "describe", "--always", "--dirty"],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=Path(__file__).resolve().parent,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "–"
+    return found.stdout.strip()

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import yaml
 
-from runner.bench.results_table import add_section_rows, machine
+from runner.bench.results_table import add_section_rows, code_commit, machine
 from runner.execute.run import resolve_tools
 from runner.experiments import load_spec
 from runner.layout import SHADOW_DATA, Layout
@@ -116,13 +116,6 @@ def _simulate(template: Path, work: Path, options: str, shadow: str, at_once: in
     return measured
 
 
-def _code() -> str:
-    proc = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-    )
-    return proc.stdout.strip() or "-"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="runner.bench.shadow_options", description=__doc__)
     parser.add_argument("spec")
@@ -156,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         f"| {today} | {machine()} | {spec.name} | {variant.name}/seed-{args.seed} "
         f"| {args.at_once} | {m.options} | {m.wall_s:.1f} | {m.user_s:.1f} | {m.system_s:.1f} "
         f"| {m.user_s + m.system_s:.1f} | {'identical' if m.logs == reference else 'differ'} "
-        f"| {tools.versions.get('shadow', '')} | {_code()} |\n"
+        f"| {tools.versions.get('shadow', '')} | {code_commit()} |\n"
         for m in found
     ]
     add_section_rows(Path(args.out), rows, SECTION, INTRO, HEADER)
