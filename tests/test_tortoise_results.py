@@ -14,6 +14,7 @@ from runner.analyses.client_bandwidth import ClientBandwidth, group_means, per_c
 from runner.experiments.tortoise.limits import (
     LimitCheck,
     RelayLimit,
+    engagement_failures,
     limit_checks,
     relay_limits,
 )
@@ -115,3 +116,25 @@ def test_the_limit_slows_web_and_bulk_clients_and_spares_client_relays(
     assert means[("relays-high", "client-relay")].mean > 2 * means[("relays-high", "web")].mean
     # Client relays are exempt at 200 KBytes/s too: faster than web clients.
     assert means[("relays-200", "client-relay")].mean > means[("relays-200", "web")].mean
+
+
+def test_held_transfers_run_at_the_limit_and_an_unreachable_limit_fails_the_check(
+    tmp_path: Path,
+) -> None:
+    transfers = TRANSFERS.read(_table("transfers.csv", tmp_path))
+    clients = CLIENTS.read(_table("clients.csv", tmp_path))
+    circuits = CIRCUITS.read(_table("circuits.csv", tmp_path))
+    limits = relay_limits(RELAYS.read(_table("relays.csv", tmp_path)))
+    checks = limit_checks(transfers, clients, circuits, limits, REFERENCE)
+    held = _by(checks, "limit-100", "held")
+    # Split by class: bulk clients download back to back, so the bucket
+    # paces some of their transfers.
+    assert {c.cls for c in held} == {"bulk", "web"}
+    assert sum(c.at_limit for c in held if c.cls == "bulk") > 0
+    assert not [f for f in engagement_failures(checks) if f.variant == "limit-100"]
+    # The same relays given a limit a hundred times higher: nothing reaches it.
+    lifted = {key: RelayLimit(lim.rate * 100, lim.burst) for key, lim in limits.items()}
+    unreached = limit_checks(transfers, clients, circuits, lifted, REFERENCE)
+    failures = engagement_failures(unreached)
+    assert {(f.variant, f.check) for f in failures} >= {("limit-100", "limit-engaged")}
+    assert all(f.seed is not None for f in failures)

@@ -7,6 +7,11 @@ bucket counts cell and TLS overhead too, so payload stays further below).
 A client counts as *held* when every guard of the circuits that carried its
 streams limits non-relay clients, *free* when none does, and *mixed*
 otherwise (left out).
+
+A held transfer is *at the limit* when, past its burst, its payload ran at
+70% of the rate or more: the bucket, not the path, set its pace. A limited run
+where no held transfer ever reached its limit tested a limit that never
+engaged; the check says so.
 """
 
 from __future__ import annotations
@@ -19,9 +24,15 @@ from runner.analyses.client_bandwidth import ClientBandwidth, group_means, per_c
 from runner.analyses.inputs import Inputs
 from runner.analyses.stats import Estimate
 from runner.checks import Failure
-from runner.experiments.tortoise.setting import LimitSetting, limit_settings, setting_failures
+from runner.experiments.tortoise.setting import LimitSetting, limit_settings
 from runner.spec.model import CLIENT_RELAY
 from runner.tables.schema import CLIENTS, RELAYS, CircuitRow, ClientRow, RelayRow, TransferRow
+
+# A held transfer whose payload past its burst came to this share of the
+# rate or more ran at the limit. The bucket counts cells and TLS records,
+# and a transfer's time includes its first round trips, so the fastest held
+# transfers' payload reaches 0.78-0.85 of the rate; 0.7 leaves a margin.
+AT_LIMIT = 0.7
 
 
 @dataclass(frozen=True)
@@ -51,7 +62,7 @@ def client_guards(circuits: Iterable[CircuitRow]) -> dict[tuple[str, int, str], 
 
 @dataclass(frozen=True)
 class LimitCheck:
-    """One run's clients of one standing against their guards' limit."""
+    """One run's clients of one standing and class against their guards' limit."""
 
     variant: str
     seed: int
@@ -61,6 +72,8 @@ class LimitCheck:
     over: int  # transfers that got more than rate * ttlb + burst
     worst: float  # the largest (bytes - burst) / (rate * ttlb) seen; >1 is over
     rate: int  # the limit compared against (bytes/s)
+    cls: str = ""  # the clients' class (web, bulk)
+    at_limit: int = 0  # transfers at AT_LIMIT or more of the rate past their burst
 
 
 def _standing(
@@ -85,7 +98,8 @@ def limit_checks(
     relay_limits: dict[tuple[str, int, str], RelayLimit],
     reference: RelayLimit,
 ) -> list[LimitCheck]:
-    """Per run and standing: how many transfers beat the token bucket bound.
+    """Per run, standing and class: how many transfers beat the token bucket
+    bound, and how many ran at the limit.
 
     Held clients are checked against their guards' limit; free clients and
     client relays against ``reference`` (the experiment's limit), to show
@@ -99,9 +113,9 @@ def limit_checks(
         standing[(c.variant, c.seed, c.host)] = _standing(
             c, guards.get((c.variant, c.seed, c.host), set()), by_run[(c.variant, c.seed)]
         )
-    counts: dict[tuple[str, int, str], list[float]] = {}
-    hosts: dict[tuple[str, int, str], set[str]] = defaultdict(set)
-    rates: dict[tuple[str, int, str], int] = {}
+    counts: dict[tuple[str, int, str, str], list[float]] = {}
+    hosts: dict[tuple[str, int, str, str], set[str]] = defaultdict(set)
+    rates: dict[tuple[str, int, str, str], int] = {}
     for t in transfers:
         if not (t.success and t.ttlb):
             continue
@@ -109,17 +123,20 @@ def limit_checks(
         if kind in ("unknown", "mixed"):
             continue
         bound = own or reference
-        key = (t.variant, t.seed, kind)
-        entry = counts.setdefault(key, [0, 0, 0.0])
+        key = (t.variant, t.seed, kind, t.cls)
+        entry = counts.setdefault(key, [0, 0, 0.0, 0])
         ratio = (t.size - bound.burst) / (bound.rate * t.ttlb)
         entry[0] += 1
         entry[1] += int(ratio > 1)
         entry[2] = max(entry[2], ratio)
+        entry[3] += int(ratio >= AT_LIMIT)
         hosts[key].add(t.host)
         rates[key] = bound.rate
     return [
-        LimitCheck(v, s, k, len(hosts[(v, s, k)]), int(e[0]), int(e[1]), e[2], rates[(v, s, k)])
-        for (v, s, k), e in sorted(counts.items())
+        LimitCheck(
+            *key[:3], len(hosts[key]), int(e[0]), int(e[1]), e[2], rates[key], key[3], int(e[3])
+        )
+        for key, e in sorted(counts.items())
     ]
 
 
@@ -129,6 +146,27 @@ def _reference(limits: dict[tuple[str, int, str], RelayLimit]) -> RelayLimit | N
         return None
     counts = Counter(limits.values())
     return min(counts, key=lambda lim: (-counts[lim], lim.rate))
+
+
+def engagement_failures(checks: list[LimitCheck]) -> list[Failure]:
+    """A failure per run with held clients none of whose transfers ran at
+    the limit: the limit never engaged, so the run did not test it."""
+    held: dict[tuple[str, int], list[LimitCheck]] = defaultdict(list)
+    for c in checks:
+        if c.standing == "held":
+            held[(c.variant, c.seed)].append(c)
+    return [
+        Failure(
+            variant,
+            seed,
+            "limit-engaged",
+            f"none of {sum(c.transfers for c in runs)} transfers of held clients ran at "
+            f"{AT_LIMIT:.0%} of their guard's limit or more past its burst: the limit never "
+            "engaged",
+        )
+        for (variant, seed), runs in sorted(held.items())
+        if not any(c.at_limit for c in runs)
+    ]
 
 
 def _failure(check: LimitCheck) -> Failure:
@@ -166,6 +204,6 @@ def clients_result(inp: Inputs) -> ClientsResult:
         return ClientsResult(bandwidths, means, None, [], [])
     checks = limit_checks(inp.transfers, clients, inp.circuits, limits, reference)
     failures = [_failure(c) for c in checks if c.standing == "held" and c.over]
+    failures += engagement_failures(checks)
     settings = limit_settings(inp.spec, relays, bandwidths)
-    failures += setting_failures(settings)
     return ClientsResult(bandwidths, means, reference, checks, failures, settings)
