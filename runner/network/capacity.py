@@ -72,7 +72,8 @@ def counted_size(spec: Spec, variant: Variant, backend: Backend, runs_at_once: i
     client_relays = 0
     for group in net.clients:
         count = min(group.count, variant.clients.get(group.name, group.count))
-        count += math.ceil(count * variant.extra_clients)
+        # As runner.network.plan adds them: rounded half to even.
+        count += round(count * variant.extra_clients)
         clients += count
         client_relays += math.ceil(count * variant.client_relays.get(group.name, 0.0))
     relays = sum(g.count for g in net.relays)
