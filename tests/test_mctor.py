@@ -6,7 +6,15 @@ import gzip
 import pytest
 import yaml
 
-from runner.analyses.rounds import Round, fairness_gaps, rounds, summarize, tukey_fences
+from runner.analyses.answers import answer
+from runner.analyses.rounds import (
+    ClientRoundMean,
+    Round,
+    fairness_gaps,
+    rounds,
+    summarize,
+    tukey_fences,
+)
 from runner.experiments import parse_spec
 from runner.experiments.mctor.analysis import pinned_paths, unpinned
 from runner.experiments.mctor.connections import (
@@ -20,6 +28,7 @@ from runner.experiments.mctor.tables import PlacementRow
 from runner.logs.tgen import Transfer
 from runner.logs.tgen import parse_lines as parse_tgen
 from runner.phases import Phase
+from runner.spec.hypotheses import Hypothesis
 from runner.tables.schema import CircuitRow, ServedRow, TransferRow
 from tests.conftest import FIXTURES, ROOT
 
@@ -151,6 +160,43 @@ def test_tukey_fences_and_outliers_left_out_of_the_means() -> None:
     assert summary.outliers == 1 and summary.rounds == 7
     assert summary.completion.n == 2
     assert summary.completion.mean == pytest.approx(1.0, abs=0.05)
+
+
+def _download_rounds(variant: str, seed: int, seconds: list[float]) -> list[Round]:
+    return [
+        Round(variant, seed, "c1", "download", 30.0 * i, 5, 5, 0, s, 10_485_760)
+        for i, s in enumerate(seconds)
+    ]
+
+
+def test_one_long_round_does_not_move_the_round_completion_hypothesis() -> None:
+    """The paper dropped rounds beyond Tukey's fences; a client's mean of
+    every round let one stalled round stand for many."""
+    h = Hypothesis(
+        "n5-download", "n5", "n1", "round_completion", "decrease", 0.10, phase="download"
+    )
+    steady = [5.0, 5.2, 4.8, 5.1, 4.9, 5.0, 5.3, 4.7, 5.0, 5.1, 4.9, 5.0]
+    base: list[Round] = []
+    for seed in (1, 2, 3):
+        base += _download_rounds("n5", seed, [s * (1 + 0.01 * seed) for s in steady])
+        base += _download_rounds("n1", seed, [2 * s for s in steady])
+    stalled = [*base, *_download_rounds("n5", 1, [60.0])]
+    plain = answer(h, [], [], base).estimate
+    with_stall = answer(h, [], [], stalled).estimate
+    assert plain.n == with_stall.n == 3
+    assert with_stall.mean == pytest.approx(plain.mean)
+    assert plain.mean == pytest.approx(-0.49, abs=0.01)
+
+
+def test_round_fences_are_each_clients_own_for_each_phase() -> None:
+    mean = ClientRoundMean()
+    # One client's rounds: its 20-s round is beyond its fences; the other
+    # client's 10-s rounds are its own, not outliers of the first's.
+    assert mean({"a": [(0, 1.0)] * 10 + [(0, 20.0)], "b": [(0, 10.0)] * 10}) == 5.5
+    # Fences over a phase's rounds only: pooled with ten 1-s video rounds,
+    # three 10-s download rounds would fall beyond (both quartiles 1 s).
+    assert mean({"a": [(0, 1.0)] * 10 + [(1, 10.0)] * 3}) == pytest.approx(40 / 13)
+    assert tukey_fences([1.0] * 10 + [10.0] * 3) == (1.0, 1.0)
 
 
 def test_fairness_gap_is_zero_for_equal_users_and_grows_with_the_difference() -> None:

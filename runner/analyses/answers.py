@@ -47,11 +47,10 @@ import numpy as np
 from runner.analyses.client_bandwidth import ClientBandwidth, per_client
 from runner.analyses.inputs import ChangeKey
 from runner.analyses.power import MIN_SEEDS, Target, seeds_to_decisive
-from runner.analyses.rounds import Round, class_phases, rounds
+from runner.analyses.rounds import ClientRoundMean, Round, class_phases, rounds
 from runner.analyses.sequential import ALPHA, SequentialDesign, one_look_critical
 from runner.analyses.stats import (
     ClientCount,
-    ClientMean,
     ClientQuantile,
     ClientRate,
     ClientValues,
@@ -205,11 +204,14 @@ def per_seed_samples(
         return samples(), ClientRate()
     if h.metric == "round_completion":
         classes = {(row.variant, row.seed, row.host): row.cls for row in transfers}
+        # Each round with its phase's number, so that a client's rounds are
+        # held to the fences of its own rounds of the same phase.
+        numbers = {phase: i for i, phase in enumerate(sorted({r.phase for r in rounds}))}
         for r in rounds:
             if r.completion is not None and (h.phase is None or r.phase == h.phase):
                 group = classes.get((r.variant, r.seed, r.host), "")
-                add(r.variant, r.seed, group, r.host, r.completion)
-        return samples(), ClientMean()
+                add(r.variant, r.seed, group, r.host, (numbers[r.phase], r.completion))
+        return samples(), ClientRoundMean()
     if h.metric == "downloads_completed":
         for row in transfers:
             if row.measured and row.success:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runner.analyses.stats import Estimate, level_ci
+from runner.analyses.stats import ClientValues, Estimate, level_ci
 from runner.checks import Failure
 from runner.phases import Phase
 from runner.spec.model import Spec
@@ -110,11 +110,41 @@ def rounds(
     return result
 
 
-def tukey_fences(values: Sequence[float], k: float = TUKEY_K) -> tuple[float, float]:
+def tukey_fences(values: Sequence[float] | np.ndarray, k: float = TUKEY_K) -> tuple[float, float]:
     """(low, high): values outside are outliers by Tukey's rule."""
     q1, q3 = np.percentile(np.asarray(values, dtype=float), [25, 75])
     spread = k * (q3 - q1)
     return float(q1 - spread), float(q3 + spread)
+
+
+def within_fences(values: Sequence[float] | np.ndarray, k: float = TUKEY_K) -> np.ndarray:
+    """Whether each value lies within Tukey's fences of ``values``."""
+    array = np.asarray(values, dtype=float)
+    low, high = tukey_fences(array, k)
+    return np.asarray((array >= low) & (array <= high))
+
+
+@dataclass(frozen=True)
+class ClientRoundMean:
+    """A seed's round completion time from (phase number, seconds) per
+    complete round of each measured client: per client, its rounds within
+    Tukey's fences of its own rounds of the same phase, their mean; then the
+    mean over clients (every client counts once). The paper removed
+    outliers by Tukey's fences, and one long round (a retransmission
+    timeout, a stalled circuit) would otherwise stand for many."""
+
+    def __call__(self, by_client: ClientValues) -> float:
+        means = []
+        for values in by_client.values():
+            pairs = np.asarray(values, dtype=float).reshape(-1, 2)
+            if not len(pairs):
+                continue
+            kept = np.zeros(len(pairs), dtype=bool)
+            for phase in np.unique(pairs[:, 0]):
+                of_phase = pairs[:, 0] == phase
+                kept[of_phase] = within_fences(pairs[of_phase, 1])
+            means.append(float(pairs[kept, 1].mean()))
+        return float(np.mean(means)) if means else float("nan")
 
 
 @dataclass(frozen=True)

@@ -319,16 +319,6 @@ class ClientRate:
 
 
 @dataclass(frozen=True)
-class ClientMean:
-    """The mean over measured clients of each client's mean value (a
-    client that completed more rounds weighs the same)."""
-
-    def __call__(self, by_client: ClientValues) -> float:
-        means = [float(np.mean(v)) for v in by_client.values() if len(v)]
-        return float(np.mean(means)) if means else float("nan")
-
-
-@dataclass(frozen=True)
 class ClientCount:
     """How many values the measured clients have in all (transfers completed)."""
 

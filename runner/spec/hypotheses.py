@@ -48,7 +48,7 @@ METRICS = {
     "goodput": "goodput, size over time to last byte (the median over a seed's transfers)",
     "client_bandwidth": "a client's payload over its transfers' time (mean over a seed's clients)",
     "round_completion": "a round's completion time (the mean over a seed's clients of each "
-    "one's mean over its complete rounds)",
+    "one's mean over its complete rounds within Tukey's fences of its own rounds)",
     "downloads_completed": "transfers completed in a run",
 }
 TRANSFER_METRICS = ("ttfb", "ttlb", "after_first_byte", "goodput")
