@@ -220,7 +220,7 @@ def test_a_needed_variant_brings_the_variant_its_limit_is_measured_from() -> Non
 
     spec = load_spec(ROOT / "configs" / "tortoise-small.yaml")
     by_name = {h.name: h for h in spec.hypotheses}
-    open_one = by_name["client-relays-free-web-under-the-limit"]  # relays20-low vs limit-low
+    open_one = by_name["half-the-relays-limiting"]  # half-low vs limit-low
     est = Estimate(0.0, -0.5, 0.5, 3)
     decided = Estimate(-0.5, -0.6, -0.4, 3)
     found = [
@@ -228,7 +228,7 @@ def test_a_needed_variant_brings_the_variant_its_limit_is_measured_from() -> Non
         for h in spec.hypotheses
     ]
     # both limited variants take their limit from the unlimited run of the seed
-    assert needed_variants(spec, found) >= {"relays20-low", "limit-low", "unlimited"}
+    assert needed_variants(spec, found) >= {"half-low", "limit-low", "unlimited"}
     assert "growth" not in needed_variants(spec, found)
 
 
