@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from runner.errors import DataError, PrerequisiteError, RunError, SpecError, TableError
 from runner.execute.cpus import OWN_CPUS, PINNING_MODES
 from runner.execute.lock import check_not_busy, experiment_lock
+from runner.network.backends import BACKENDS, Backend
 
 # The heavy modules (numpy, scipy, matplotlib, networkx) are imported by the
 # commands that use them, so that a second runner on a busy experiment, or on
@@ -20,10 +21,10 @@ from runner.execute.lock import check_not_busy, experiment_lock
 if TYPE_CHECKING:
     from runner.analyses.answers import Answer
     from runner.layout import Layout
-    from runner.network.backends import Backend
     from runner.spec.model import Spec
 
-BACKEND_NAMES = ("local", "shadow")  # runner.network.backends.BACKENDS; a test keeps them equal
+# --backend's choices, in the order the command line and its messages list them.
+BACKEND_NAMES = tuple(sorted(BACKENDS))
 
 
 def _layout(spec: Spec, args: argparse.Namespace) -> Layout:
@@ -45,7 +46,6 @@ def _backend_name(args: argparse.Namespace, name: str) -> str:
         return str(args.backend)
     if args.command in READERS:
         from runner.manifest import backends_with_runs
-        from runner.network.backends import BACKENDS
 
         root = Path(args.results).resolve()
         found = backends_with_runs(
@@ -60,9 +60,9 @@ def _backend_name(args: argparse.Namespace, name: str) -> str:
             )
         if found:
             return found[0]
-    from runner.tools.prereqs import find
+    from runner.tools.prereqs import default_backend
 
-    return "shadow" if find("shadow").ok else "local"
+    return default_backend().name
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -138,8 +138,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _backend(args: argparse.Namespace, spec: Spec) -> Backend:
-    from runner.network.backends import BACKENDS
-
     return BACKENDS[_backend_name(args, spec.name)]
 
 
@@ -422,7 +420,6 @@ def _answers_files(results: Path, name: str) -> list[Path]:
     """Where each backend's collect and compare leave the experiment's
     answers: results/<name>/answers.json and results/<name>-local/."""
     from runner.layout import Layout
-    from runner.network.backends import BACKENDS
 
     return [
         Layout(results, BACKENDS[backend].experiment_name(name)).data_json("answers")
@@ -641,8 +638,6 @@ def _early_experiment_dir(args: argparse.Namespace) -> Path | None:
         return None
     if not isinstance(name, str) or not name:
         return None
-    from runner.network.backends import BACKENDS
-
     return Path(args.results).resolve() / BACKENDS[_backend_name(args, name)].experiment_name(name)
 
 

@@ -21,14 +21,12 @@ from pathlib import Path
 from typing import Protocol
 
 from runner.errors import PrerequisiteError, RunError
-from runner.execute.backend import Execution
 from runner.execute.cpus import OFF, OWN_CPUS, CpuSlots, Placement, usable_cpus
+from runner.execute.executions import execution
 from runner.execute.generation import Generate, Generators, in_this_process
 from runner.execute.local import run as local_run
-from runner.execute.local.execution import LocalExecution
 from runner.execute.local.procs import kill_all
 from runner.execute.progress import Progress
-from runner.execute.simulate import ShadowExecution
 from runner.layout import Layout, stale_path
 from runner.manifest import (
     CPU_PHASES,
@@ -38,16 +36,12 @@ from runner.manifest import (
     run_status,
     write_manifest,
 )
-from runner.network.backends import LOCAL, SHADOW, Backend
+from runner.network.backends import SHADOW, Backend
 from runner.network.generate import PATCHED_TOR, Tools
 from runner.network.identity import TOOLS_PART, changed_parts, digest, spec_parts
 from runner.spec.model import Spec, Variant
-from runner.tools.prereqs import find, require, tor_libraries
+from runner.tools.prereqs import default_backend, find, require, tor_libraries
 from runner.tools.torbuild import load_source, patched_tor
-
-# Each backend's execution, by the backend's name (a test checks that every
-# backend has one).
-EXECUTIONS: dict[str, Execution] = {SHADOW.name: ShadowExecution(), LOCAL.name: LocalExecution()}
 
 
 @dataclass(frozen=True)
@@ -64,11 +58,6 @@ def run_backend(run_dir: Path) -> str | None:
         return str(read_manifest(run_dir).get("backend"))
     except (OSError, ValueError):
         return None
-
-
-def default_backend() -> Backend:
-    """Shadow when it is installed, otherwise real processes on this machine."""
-    return SHADOW if find("shadow").ok else LOCAL
 
 
 def resolve_tools(spec: Spec | None = None, backend: Backend = SHADOW) -> Tools:
@@ -163,7 +152,7 @@ def run_one(
         generated = generate(
             spec, variant, task.seed, task.layout, tools, list(task.command), threads, backend
         )
-        ran = EXECUTIONS[backend.name].run(
+        ran = execution(backend).run(
             run_dir,
             tools.for_variant(variant),
             backend.measure(spec),
@@ -308,7 +297,7 @@ def plan_placement(
     """How many of ``runs`` go at once here, and on which CPUs: as the
     backend's execution decides (Shadow: as cores and memory allow; local:
     as memory allows, or one at a time on the shared loopback)."""
-    return EXECUTIONS[backend.name].placement(spec, backend, runs, jobs, threads, pinning)
+    return execution(backend).placement(spec, backend, runs, jobs, threads, pinning)
 
 
 @dataclass(frozen=True)
