@@ -379,34 +379,13 @@ def run_experiment(
     for warning in backend.warnings(spec):
         print(warning, file=sys.stderr)
     tools, versions = _local_versions(spec, backend, tools)
-    outcomes: list[RunOutcome] = []
-    todo = []
     choices = choose_runs(spec, layout, backend, versions)
-    stale = [c for c in choices if c.complete and c.changed]
-    for c in choices:
-        if retry_failed and c.complete and read_manifest(c.run_dir).get("checks_failed"):
-            print(f"{c.variant}/seed-{c.seed}: its checks failed; running it again")
-            todo.append(RunTask(spec, c.variant, c.seed, layout, tuple(command), backend, True))
-        elif c.current or (keep_stale and c.complete):
-            outcomes.append(RunOutcome(c.variant, c.seed, "skipped", c.run_dir))
-        else:
-            todo.append(
-                RunTask(spec, c.variant, c.seed, layout, tuple(command), backend, c.complete)
-            )
-    if outcomes and todo:  # with nothing to do, the caller's last line says so
-        print(f"{len(outcomes)} of {len(choices)} runs already complete; skipping them")
-    if stale:
-        what = (
-            "kept as they are (--keep-stale): the report lists them"
-            if keep_stale
-            else ("running them again")
-        )
-        print(f"{len(stale)} complete runs differ from what the spec now gives; {what}:")
-        for c in stale:
-            print(f"  {c.variant}/seed-{c.seed}: {', '.join(c.changed)} changed")
+    outcomes, todo = _sort_runs(spec, layout, command, backend, choices, keep_stale, retry_failed)
+    _say_what_is_kept(choices, outcomes, todo, keep_stale)
     if not todo:  # no placement, no progress: nothing runs
         return outcomes
     print(f"backend: {backend.name}")
+    # Variants that measure parameters from other runs go after those runs.
     first = [t for t in todo if not spec.variant(t.variant).consensus_from]
     then = [t for t in todo if spec.variant(t.variant).consensus_from]
     with Progress(len(todo)) as progress:
@@ -426,6 +405,50 @@ def run_experiment(
                 assert tools is not None
                 outcomes += _run_here(ready, tools, placement, progress)
     return outcomes
+
+
+def _sort_runs(
+    spec: Spec,
+    layout: Layout,
+    command: list[str],
+    backend: Backend,
+    choices: list[RunChoice],
+    keep_stale: bool,
+    retry_failed: bool,
+) -> tuple[list[RunOutcome], list[RunTask]]:
+    """The runs skipped, as outcomes, and the runs to do, as tasks."""
+    outcomes: list[RunOutcome] = []
+    todo = []
+    for c in choices:
+        if retry_failed and c.complete and read_manifest(c.run_dir).get("checks_failed"):
+            print(f"{c.variant}/seed-{c.seed}: its checks failed; running it again")
+            todo.append(RunTask(spec, c.variant, c.seed, layout, tuple(command), backend, True))
+        elif c.current or (keep_stale and c.complete):
+            outcomes.append(RunOutcome(c.variant, c.seed, "skipped", c.run_dir))
+        else:
+            todo.append(
+                RunTask(spec, c.variant, c.seed, layout, tuple(command), backend, c.complete)
+            )
+    return outcomes, todo
+
+
+def _say_what_is_kept(
+    choices: list[RunChoice], skipped: list[RunOutcome], todo: list[RunTask], keep_stale: bool
+) -> None:
+    """Tell how many complete runs are skipped, and which differ from what
+    the spec now gives and what becomes of them."""
+    if skipped and todo:  # with nothing to do, the caller's last line says so
+        print(f"{len(skipped)} of {len(choices)} runs already complete; skipping them")
+    stale = [c for c in choices if c.complete and c.changed]
+    if stale:
+        what = (
+            "kept as they are (--keep-stale): the report lists them"
+            if keep_stale
+            else ("running them again")
+        )
+        print(f"{len(stale)} complete runs differ from what the spec now gives; {what}:")
+        for c in stale:
+            print(f"  {c.variant}/seed-{c.seed}: {', '.join(c.changed)} changed")
 
 
 def generate_experiment(
