@@ -8,11 +8,12 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from runner.errors import DataError, PrerequisiteError, RunError, SpecError, TableError
 from runner.execute.cpus import OWN_CPUS, PINNING_MODES
 from runner.execute.lock import check_not_busy, experiment_lock
+from runner.network.backends import BACKENDS, Backend
 
 # The heavy modules (numpy, scipy, matplotlib, networkx) are imported by the
 # commands that use them, so that a second runner on a busy experiment, or on
@@ -20,10 +21,10 @@ from runner.execute.lock import check_not_busy, experiment_lock
 if TYPE_CHECKING:
     from runner.analyses.answers import Answer
     from runner.layout import Layout
-    from runner.network.backends import Backend
     from runner.spec.model import Spec
 
-BACKEND_NAMES = ("local", "shadow")  # runner.network.backends.BACKENDS; a test keeps them equal
+# --backend's choices, in the order the command line and its messages list them.
+BACKEND_NAMES = tuple(sorted(BACKENDS))
 
 
 def _layout(spec: Spec, args: argparse.Namespace) -> Layout:
@@ -45,7 +46,6 @@ def _backend_name(args: argparse.Namespace, name: str) -> str:
         return str(args.backend)
     if args.command in READERS:
         from runner.manifest import backends_with_runs
-        from runner.network.backends import BACKENDS
 
         root = Path(args.results).resolve()
         found = backends_with_runs(
@@ -60,9 +60,9 @@ def _backend_name(args: argparse.Namespace, name: str) -> str:
             )
         if found:
             return found[0]
-    from runner.tools.prereqs import find
+    from runner.tools.prereqs import default_backend
 
-    return "shadow" if find("shadow").ok else "local"
+    return default_backend().name
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -138,8 +138,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _backend(args: argparse.Namespace, spec: Spec) -> Backend:
-    from runner.network.backends import BACKENDS
-
     return BACKENDS[_backend_name(args, spec.name)]
 
 
@@ -422,7 +420,6 @@ def _answers_files(results: Path, name: str) -> list[Path]:
     """Where each backend's collect and compare leave the experiment's
     answers: results/<name>/answers.json and results/<name>-local/."""
     from runner.layout import Layout
-    from runner.network.backends import BACKENDS
 
     return [
         Layout(results, BACKENDS[backend].experiment_name(name)).data_json("answers")
@@ -478,23 +475,46 @@ def _size_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+# What add_subparsers gives (generic only to the type checker).
+Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="runner", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
+    # The commands in the order --help lists them.
+    _add_check(sub)
+    _add_validate(sub)
+    _with_spec(
+        sub, "generate", "write every run's network (keys, configs) without running it"
+    ).set_defaults(func=cmd_generate)
+    _add_running_commands(sub)
+    _with_spec(sub, "collect", "parse logs into transfers.csv and circuits.csv").set_defaults(
+        func=cmd_collect
+    )
+    _with_spec(sub, "compare", "write the report from the collected tables").set_defaults(
+        func=cmd_compare
+    )
+    _add_claims(sub)
+    return parser
 
-    def with_spec(name: str, help_text: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_text)
-        p.add_argument("spec", help="experiment spec, e.g. configs/ci-small.yaml")
-        p.add_argument("--results", default="results", help="results root (default: results)")
-        p.add_argument(
-            "--backend",
-            choices=BACKEND_NAMES,
-            default=None,
-            help="shadow, or local (real processes on this machine); default: shadow if "
-            "installed, else local",
-        )
-        return p
 
+def _with_spec(sub: Subcommands, name: str, help_text: str) -> argparse.ArgumentParser:
+    """A command on one experiment: its spec, the results root and the backend."""
+    p = sub.add_parser(name, help=help_text)
+    p.add_argument("spec", help="experiment spec, e.g. configs/ci-small.yaml")
+    p.add_argument("--results", default="results", help="results root (default: results)")
+    p.add_argument(
+        "--backend",
+        choices=BACKEND_NAMES,
+        default=None,
+        help="shadow, or local (real processes on this machine); default: shadow if "
+        "installed, else local",
+    )
+    return p
+
+
+def _add_check(sub: Subcommands) -> None:
     check = sub.add_parser(
         "check",
         help="report which prerequisites are present and which backends can run "
@@ -509,7 +529,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="the specs whose need of the patched tor to report (default: configs)",
     )
     check.set_defaults(func=cmd_check)
-    validate = with_spec("validate", "check a spec and exit")
+
+
+def _add_validate(sub: Subcommands) -> None:
+    validate = _with_spec(sub, "validate", "check a spec and exit")
     validate.add_argument(
         "--expand",
         action="store_true",
@@ -517,9 +540,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _size_options(validate)
     validate.set_defaults(func=cmd_validate)
-    with_spec(
-        "generate", "write every run's network (keys, configs) without running it"
-    ).set_defaults(func=cmd_generate)
+
+
+def _add_running_commands(sub: Subcommands) -> None:
+    """The commands that run an experiment's runs (here or elsewhere), with
+    the options of where and how they run and each one's own."""
     for name, func, text in (
         ("run", cmd_run, "generate and simulate every run not yet complete"),
         ("experiment", cmd_experiment, "run, collect and compare"),
@@ -536,35 +561,8 @@ def build_parser() -> argparse.ArgumentParser:
             "CPU-hours and wall time a decisive answer needs, per design",
         ),
     ):
-        p = with_spec(name, text)
-        p.add_argument(
-            "--jobs",
-            type=int,
-            default=None,
-            help="runs at once here (default: one per core, as far as the runs to do and "
-            "memory allow)",
-        )
-        p.add_argument(
-            "--threads",
-            type=int,
-            default=None,
-            help="Shadow threads per run (default: the cores left over, shared out)",
-        )
-        p.add_argument(
-            "--pinning",
-            choices=PINNING_MODES,
-            default=OWN_CPUS,
-            help="own-cpus (default): each run its own CPUs, Shadow pins inside them; off: "
-            "Shadow does not pin; shared: Shadow's own pinning over every CPU (runs at once "
-            "collide)",
-        )
-        p.add_argument(
-            "--executor",
-            default=os.environ.get("TORNET_EXECUTOR", "local"),
-            help="where runs go: local (default; TORNET_EXECUTOR), a Dask scheduler "
-            "address (tcp://HOST:8786), or slurm[:queue=Q,cores=N,memory=4GiB,"
-            "walltime=01:00:00,jobs=N,account=A]",
-        )
+        p = _with_spec(sub, name, text)
+        _placement_options(p)
         p.set_defaults(func=func)
         if name == "regress":
             p.add_argument("--baseline", required=True, help="baseline JSON file")
@@ -578,41 +576,76 @@ def build_parser() -> argparse.ArgumentParser:
                 "rounds ran under another (the report then says their error rates do not hold)",
             )
         if name == "plan":
-            p.add_argument(
-                "--pilot",
-                type=int,
-                default=None,
-                help="run seeds 1..N first (those not yet complete) and plan from them",
-            )
-            p.add_argument(
-                "--cores", type=int, default=16, help="a larger machine to price (default: 16)"
-            )
-            p.add_argument(
-                "--pilot-from",
-                default=None,
-                metavar="SPEC",
-                help="plan this spec from the runs of another (smaller) spec with the same "
-                "hypotheses, scaled by its clients, relays and durations",
-            )
+            _plan_options(p)
         _size_options(p)
-        p.add_argument(
-            "--retry-failed",
-            action="store_true",
-            help="run again the complete runs whose checks failed in the last report",
-        )
-        p.add_argument(
-            "--keep-stale",
-            action="store_true",
-            help="keep complete runs whose identity differs from what the spec now gives "
-            "(the report lists them as stale) instead of running them again",
-        )
+        _rerun_options(p)
         p.set_defaults(runs=True)
-    with_spec("collect", "parse logs into transfers.csv and circuits.csv").set_defaults(
-        func=cmd_collect
+
+
+def _placement_options(p: argparse.ArgumentParser) -> None:
+    """Where runs go and how many at once, with how many threads, on which CPUs."""
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="runs at once here (default: one per core, as far as the runs to do and memory allow)",
     )
-    with_spec("compare", "write the report from the collected tables").set_defaults(
-        func=cmd_compare
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="Shadow threads per run (default: the cores left over, shared out)",
     )
+    p.add_argument(
+        "--pinning",
+        choices=PINNING_MODES,
+        default=OWN_CPUS,
+        help="own-cpus (default): each run its own CPUs, Shadow pins inside them; off: "
+        "Shadow does not pin; shared: Shadow's own pinning over every CPU (runs at once "
+        "collide)",
+    )
+    p.add_argument(
+        "--executor",
+        default=os.environ.get("TORNET_EXECUTOR", "local"),
+        help="where runs go: local (default; TORNET_EXECUTOR), a Dask scheduler "
+        "address (tcp://HOST:8786), or slurm[:queue=Q,cores=N,memory=4GiB,"
+        "walltime=01:00:00,jobs=N,account=A]",
+    )
+
+
+def _plan_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--pilot",
+        type=int,
+        default=None,
+        help="run seeds 1..N first (those not yet complete) and plan from them",
+    )
+    p.add_argument("--cores", type=int, default=16, help="a larger machine to price (default: 16)")
+    p.add_argument(
+        "--pilot-from",
+        default=None,
+        metavar="SPEC",
+        help="plan this spec from the runs of another (smaller) spec with the same "
+        "hypotheses, scaled by its clients, relays and durations",
+    )
+
+
+def _rerun_options(p: argparse.ArgumentParser) -> None:
+    """What becomes of complete runs whose checks failed or whose identity changed."""
+    p.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="run again the complete runs whose checks failed in the last report",
+    )
+    p.add_argument(
+        "--keep-stale",
+        action="store_true",
+        help="keep complete runs whose identity differs from what the spec now gives "
+        "(the report lists them as stale) instead of running them again",
+    )
+
+
+def _add_claims(sub: Subcommands) -> None:
     claims = sub.add_parser(
         "claims",
         help="write docs/claims.md: per config, the published claim each hypothesis tests, "
@@ -622,7 +655,6 @@ def build_parser() -> argparse.ArgumentParser:
     claims.add_argument("--results", default="results", help="results root (default: results)")
     claims.add_argument("--out", default="docs/claims.md", help="default: docs/claims.md")
     claims.set_defaults(func=cmd_claims)
-    return parser
 
 
 # Commands that write into an experiment's results: one at a time per experiment.
@@ -641,8 +673,6 @@ def _early_experiment_dir(args: argparse.Namespace) -> Path | None:
         return None
     if not isinstance(name, str) or not name:
         return None
-    from runner.network.backends import BACKENDS
-
     return Path(args.results).resolve() / BACKENDS[_backend_name(args, name)].experiment_name(name)
 
 

@@ -116,13 +116,6 @@ def test_an_experiment_too_large_for_the_machine_stops_before_writing(tmp_path: 
     assert not results.exists()
 
 
-def test_the_command_line_names_every_backend() -> None:
-    from runner.cli import BACKEND_NAMES
-    from runner.network.backends import BACKENDS
-
-    assert sorted(BACKEND_NAMES) == sorted(BACKENDS)
-
-
 def test_forty_million_clients_are_refused_by_validate_at_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

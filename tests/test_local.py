@@ -190,7 +190,7 @@ def test_a_local_run_completes_and_a_rerun_finishes_what_is_missing(
 def test_the_default_backend_is_local_without_shadow(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from runner.execute.run import default_backend
+    from runner.tools.prereqs import default_backend
 
     monkeypatch.setenv("PATH", "/usr/sbin:/usr/bin:/bin")
     monkeypatch.delenv("TORNET_SHADOW", raising=False)

@@ -241,7 +241,23 @@ def test_a_runs_identity_names_its_backend_and_the_traffic_it_measures() -> None
 
 
 def test_every_backend_has_an_execution() -> None:
-    from runner.execute.run import EXECUTIONS
+    from runner.execute.executions import EXECUTIONS, execution
     from runner.network.backends import BACKENDS
 
     assert sorted(EXECUTIONS) == sorted(BACKENDS)
+    for backend in BACKENDS.values():
+        assert execution(backend) is EXECUTIONS[backend.name]
+
+
+def test_a_backend_without_an_execution_fails_loudly() -> None:
+    from runner.execute.executions import NoExecution
+    from runner.execute.run import plan_placement
+    from runner.experiments import load_spec
+    from runner.network.backends import LocalBackend
+    from tests.conftest import CI_SMALL
+
+    class Elsewhere(LocalBackend):
+        name = "elsewhere"
+
+    with pytest.raises(NoExecution, match="'elsewhere' has no execution.*EXECUTIONS"):
+        plan_placement(load_spec(CI_SMALL), Elsewhere(), 1)

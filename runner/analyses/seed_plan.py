@@ -689,27 +689,7 @@ def make_plan(
         if (s := spread(h, transfers, bandwidths, rounds)) is not None
     }
     base = scaling(spec, planned) if target else Alternative("pilot")
-    moved: dict[tuple[str, int], float] = {}
-    for t in transfers:
-        if t.measured and t.success:
-            moved[(t.variant, t.seed)] = moved.get((t.variant, t.seed), 0.0) + t.size
-    costs, shapes, placements = [], [], []
-    for variant, seed in spec.runs():
-        run_dir = layout.run_dir(variant.name, seed)
-        if run_status(run_dir) != STATUS_COMPLETE:
-            continue
-        manifest = read_manifest(run_dir)
-        shapes.append(_hosts(manifest))
-        cpu = run_cpu_seconds(run_dir)
-        if cpu is None:
-            continue
-        wall = sum(
-            float(manifest.get("phases", {}).get(k, 0.0))
-            for k in ("generate_s", "simulate_s", "collect_s")
-        )
-        costs.append(RunCost(variant.name, seed, cpu, wall, moved.get((variant.name, seed), 0.0)))
-        placement = manifest.get("placement")
-        placements.append(placement if isinstance(placement, dict) else {})
+    costs, shapes, placements = _pilot_runs(spec, layout, transfers)
     # A network's hosts as the mean over the pilot's runs: its variants'
     # scenarios may measure different clients.
     measured_clients, clients, relays, hosts = (
@@ -749,6 +729,36 @@ def make_plan(
         base,
         pilot_conditions(placements, cost, costs),
     )
+
+
+def _pilot_runs(
+    spec: Spec, layout: Layout, transfers: Sequence[TransferRow]
+) -> tuple[list[RunCost], list[tuple[int, int, int, int]], list[dict[str, Any]]]:
+    """The pilot's complete runs: the cost of each that recorded its CPU
+    time, with the bytes its measured clients moved, and where it ran; and
+    the hosts of every one (``_hosts``)."""
+    moved: dict[tuple[str, int], float] = {}
+    for t in transfers:
+        if t.measured and t.success:
+            moved[(t.variant, t.seed)] = moved.get((t.variant, t.seed), 0.0) + t.size
+    costs, shapes, placements = [], [], []
+    for variant, seed in spec.runs():
+        run_dir = layout.run_dir(variant.name, seed)
+        if run_status(run_dir) != STATUS_COMPLETE:
+            continue
+        manifest = read_manifest(run_dir)
+        shapes.append(_hosts(manifest))
+        cpu = run_cpu_seconds(run_dir)
+        if cpu is None:
+            continue
+        wall = sum(
+            float(manifest.get("phases", {}).get(k, 0.0))
+            for k in ("generate_s", "simulate_s", "collect_s")
+        )
+        costs.append(RunCost(variant.name, seed, cpu, wall, moved.get((variant.name, seed), 0.0)))
+        placement = manifest.get("placement")
+        placements.append(placement if isinstance(placement, dict) else {})
+    return costs, shapes, placements
 
 
 def plan_data(plan: Plan) -> dict[str, Any]:

@@ -16,12 +16,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from runner.bench.results_table import machine
-from runner.execute.run import default_backend, resolve_tools, run_experiment
+from runner.execute.run import resolve_tools, run_experiment
 from runner.experiments import TABLES, load_spec
 from runner.layout import Layout
 from runner.manifest import read_manifest
 from runner.network.backends import BACKENDS
 from runner.tables.collect import collect
+from runner.tools.prereqs import default_backend
 
 HEADER = (
     "| date | machine | experiment | backend | run | generate (s) | bootstrap (s) "

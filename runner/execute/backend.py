@@ -2,8 +2,8 @@
 once here, and how one generated run runs. Network generation asks the rest
 of it (``runner.network.backends.Backend``). Shadow's execution is in
 ``runner.execute.simulate``, the local backend's in
-``runner.execute.local.execution``; ``runner.execute.run`` finds a
-backend's by its name."""
+``runner.execute.local.execution``; ``runner.execute.executions`` finds
+a backend's by its name."""
 
 from __future__ import annotations
 

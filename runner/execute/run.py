@@ -21,14 +21,12 @@ from pathlib import Path
 from typing import Protocol
 
 from runner.errors import PrerequisiteError, RunError
-from runner.execute.backend import Execution
 from runner.execute.cpus import OFF, OWN_CPUS, CpuSlots, Placement, usable_cpus
+from runner.execute.executions import execution
 from runner.execute.generation import Generate, Generators, in_this_process
 from runner.execute.local import run as local_run
-from runner.execute.local.execution import LocalExecution
 from runner.execute.local.procs import kill_all
 from runner.execute.progress import Progress
-from runner.execute.simulate import ShadowExecution
 from runner.layout import Layout, stale_path
 from runner.manifest import (
     CPU_PHASES,
@@ -38,16 +36,12 @@ from runner.manifest import (
     run_status,
     write_manifest,
 )
-from runner.network.backends import LOCAL, SHADOW, Backend
+from runner.network.backends import SHADOW, Backend
 from runner.network.generate import PATCHED_TOR, Tools
 from runner.network.identity import TOOLS_PART, changed_parts, digest, spec_parts
 from runner.spec.model import Spec, Variant
-from runner.tools.prereqs import find, require, tor_libraries
+from runner.tools.prereqs import default_backend, find, require, tor_libraries
 from runner.tools.torbuild import load_source, patched_tor
-
-# Each backend's execution, by the backend's name (a test checks that every
-# backend has one).
-EXECUTIONS: dict[str, Execution] = {SHADOW.name: ShadowExecution(), LOCAL.name: LocalExecution()}
 
 
 @dataclass(frozen=True)
@@ -64,11 +58,6 @@ def run_backend(run_dir: Path) -> str | None:
         return str(read_manifest(run_dir).get("backend"))
     except (OSError, ValueError):
         return None
-
-
-def default_backend() -> Backend:
-    """Shadow when it is installed, otherwise real processes on this machine."""
-    return SHADOW if find("shadow").ok else LOCAL
 
 
 def resolve_tools(spec: Spec | None = None, backend: Backend = SHADOW) -> Tools:
@@ -163,7 +152,7 @@ def run_one(
         generated = generate(
             spec, variant, task.seed, task.layout, tools, list(task.command), threads, backend
         )
-        ran = EXECUTIONS[backend.name].run(
+        ran = execution(backend).run(
             run_dir,
             tools.for_variant(variant),
             backend.measure(spec),
@@ -308,7 +297,7 @@ def plan_placement(
     """How many of ``runs`` go at once here, and on which CPUs: as the
     backend's execution decides (Shadow: as cores and memory allow; local:
     as memory allows, or one at a time on the shared loopback)."""
-    return EXECUTIONS[backend.name].placement(spec, backend, runs, jobs, threads, pinning)
+    return execution(backend).placement(spec, backend, runs, jobs, threads, pinning)
 
 
 @dataclass(frozen=True)
@@ -390,34 +379,13 @@ def run_experiment(
     for warning in backend.warnings(spec):
         print(warning, file=sys.stderr)
     tools, versions = _local_versions(spec, backend, tools)
-    outcomes: list[RunOutcome] = []
-    todo = []
     choices = choose_runs(spec, layout, backend, versions)
-    stale = [c for c in choices if c.complete and c.changed]
-    for c in choices:
-        if retry_failed and c.complete and read_manifest(c.run_dir).get("checks_failed"):
-            print(f"{c.variant}/seed-{c.seed}: its checks failed; running it again")
-            todo.append(RunTask(spec, c.variant, c.seed, layout, tuple(command), backend, True))
-        elif c.current or (keep_stale and c.complete):
-            outcomes.append(RunOutcome(c.variant, c.seed, "skipped", c.run_dir))
-        else:
-            todo.append(
-                RunTask(spec, c.variant, c.seed, layout, tuple(command), backend, c.complete)
-            )
-    if outcomes and todo:  # with nothing to do, the caller's last line says so
-        print(f"{len(outcomes)} of {len(choices)} runs already complete; skipping them")
-    if stale:
-        what = (
-            "kept as they are (--keep-stale): the report lists them"
-            if keep_stale
-            else ("running them again")
-        )
-        print(f"{len(stale)} complete runs differ from what the spec now gives; {what}:")
-        for c in stale:
-            print(f"  {c.variant}/seed-{c.seed}: {', '.join(c.changed)} changed")
+    outcomes, todo = _sort_runs(spec, layout, command, backend, choices, keep_stale, retry_failed)
+    _say_what_is_kept(choices, outcomes, todo, keep_stale)
     if not todo:  # no placement, no progress: nothing runs
         return outcomes
     print(f"backend: {backend.name}")
+    # Variants that measure parameters from other runs go after those runs.
     first = [t for t in todo if not spec.variant(t.variant).consensus_from]
     then = [t for t in todo if spec.variant(t.variant).consensus_from]
     with Progress(len(todo)) as progress:
@@ -437,6 +405,50 @@ def run_experiment(
                 assert tools is not None
                 outcomes += _run_here(ready, tools, placement, progress)
     return outcomes
+
+
+def _sort_runs(
+    spec: Spec,
+    layout: Layout,
+    command: list[str],
+    backend: Backend,
+    choices: list[RunChoice],
+    keep_stale: bool,
+    retry_failed: bool,
+) -> tuple[list[RunOutcome], list[RunTask]]:
+    """The runs skipped, as outcomes, and the runs to do, as tasks."""
+    outcomes: list[RunOutcome] = []
+    todo = []
+    for c in choices:
+        if retry_failed and c.complete and read_manifest(c.run_dir).get("checks_failed"):
+            print(f"{c.variant}/seed-{c.seed}: its checks failed; running it again")
+            todo.append(RunTask(spec, c.variant, c.seed, layout, tuple(command), backend, True))
+        elif c.current or (keep_stale and c.complete):
+            outcomes.append(RunOutcome(c.variant, c.seed, "skipped", c.run_dir))
+        else:
+            todo.append(
+                RunTask(spec, c.variant, c.seed, layout, tuple(command), backend, c.complete)
+            )
+    return outcomes, todo
+
+
+def _say_what_is_kept(
+    choices: list[RunChoice], skipped: list[RunOutcome], todo: list[RunTask], keep_stale: bool
+) -> None:
+    """Tell how many complete runs are skipped, and which differ from what
+    the spec now gives and what becomes of them."""
+    if skipped and todo:  # with nothing to do, the caller's last line says so
+        print(f"{len(skipped)} of {len(choices)} runs already complete; skipping them")
+    stale = [c for c in choices if c.complete and c.changed]
+    if stale:
+        what = (
+            "kept as they are (--keep-stale): the report lists them"
+            if keep_stale
+            else ("running them again")
+        )
+        print(f"{len(stale)} complete runs differ from what the spec now gives; {what}:")
+        for c in stale:
+            print(f"  {c.variant}/seed-{c.seed}: {', '.join(c.changed)} changed")
 
 
 def generate_experiment(

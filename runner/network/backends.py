@@ -275,6 +275,8 @@ class LocalBackend(Backend):
 
 SHADOW = ShadowBackend()
 LOCAL = LocalBackend()
+# Every backend, by name: the one list of them. The command line's --backend
+# takes these names and runner.execute.executions finds each one's execution.
 BACKENDS: dict[str, Backend] = {b.name: b for b in (SHADOW, LOCAL)}
 
 

@@ -264,83 +264,127 @@ def generate_run(
     )
     ports = {h.name: backend.ports(i) for i, h in enumerate(plan.hosts)}
     programs = tools.for_variant(variant)
-    v3bw_time = backend.v3bw_time()
     try:
-        _write_conf(
-            work / "conf",
-            plan,
-            keys,
-            variant,
-            ports,
-            backend,
-            backend.server_port(spec.network.servers.port),
-        )
-        hosts_dir = work / SHADOW_TEMPLATE / "hosts"
-        for host in plan.hosts:
-            _write_host(
-                hosts_dir,
-                host,
-                spec,
-                plan,
-                keys,
-                variant,
-                ports[host.name],
-                backend,
-                v3bw_time,
-                sections.get(host.name, []),
-            )
-        tor_homes = [hosts_dir / h.name for h in plan.hosts if h.runs_tor]
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            list(pool.map(lambda home: verify_torrc(programs["tor"], home), tor_homes))
-
-        processes: dict[str, list[Process]] = {
-            h.name: host_processes(
-                h,
-                ports[h.name].control_port,
-                CLIENT_GRAPH if h.workload else None,
-                SERVER_GRAPH,
-                client_sessions(spec, seed, h, backend) if h.workload else cross_start(spec),
-                CROSS_GRAPH if cross_flows(spec, variant, h) else None,
-            )
-            for h in plan.hosts
-        }
+        _write_network(work, spec, variant, plan, keys, ports, backend, sections, programs["tor"])
+        processes = _processes(spec, variant, seed, plan, ports, backend)
         backend.write_processes(work, plan, processes, programs, spec, seed, parallelism)
-        manifest = {
-            "experiment": spec.name,
-            "variant": variant.name,
-            "seed": seed,
-            "backend": backend.name,
-            "local_network": backend.host_network(),
-            # Local runs set their clock's start when they start.
-            "clock_epoch": backend.clock_epoch,
-            "status": STATUS_GENERATED,
-            "spec": {"path": spec.path, "sha256": spec.sha256},
-            "identity": run_identity(spec, variant, seed, backend, tools.versions),
-            "variant_settings": {
-                "tor": variant.tor,
-                "torrc": {k: list(v) for k, v in variant.torrc.items()},
-                "consensus": variant.consensus,
-                # Parameters measured from other runs of the seed, and how.
-                "consensus_from": {
-                    param: {"rule": m.describe(), "value": variant.consensus.get(param)}
-                    for param, m in variant.consensus_from.items()
-                },
-            },
-            "duration": {
-                "bootstrap_s": spec.duration.bootstrap,
-                "measure_s": spec.duration.measure,
-            },
-            "versions": tools.versions,
-            "programs": programs,
-            "command": command,
-            "hosts": host_manifest(plan, variant, sections),
-            "phases": {"generate_s": round(time.monotonic() - started, 3)},
-        }
+        manifest = _manifest(spec, variant, seed, backend, tools, programs, command, plan, sections)
+        manifest["phases"] = {"generate_s": round(time.monotonic() - started, 3)}
         write_manifest(work, manifest)
     except BaseException:
+        # A half-written run directory is never left to be mistaken for one.
         shutil.rmtree(work, ignore_errors=True)
         raise
     if run_dir.exists():
         shutil.rmtree(run_dir)
     work.rename(run_dir)
     return run_dir
+
+
+def _write_network(
+    work: Path,
+    spec: Spec,
+    variant: Variant,
+    plan: NetworkPlan,
+    keys: dict[str, HostKeys],
+    ports: dict[str, Ports],
+    backend: Backend,
+    sections: dict[str, list[str]],
+    tor: str,
+) -> None:
+    """Write the network's shared configuration and each host's directory
+    into ``work``, and have ``tor`` verify every host's torrc."""
+    v3bw_time = backend.v3bw_time()
+    _write_conf(
+        work / "conf",
+        plan,
+        keys,
+        variant,
+        ports,
+        backend,
+        backend.server_port(spec.network.servers.port),
+    )
+    hosts_dir = work / SHADOW_TEMPLATE / "hosts"
+    for host in plan.hosts:
+        _write_host(
+            hosts_dir,
+            host,
+            spec,
+            plan,
+            keys,
+            variant,
+            ports[host.name],
+            backend,
+            v3bw_time,
+            sections.get(host.name, []),
+        )
+    tor_homes = [hosts_dir / h.name for h in plan.hosts if h.runs_tor]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(lambda home: verify_torrc(tor, home), tor_homes))
+
+
+def _processes(
+    spec: Spec,
+    variant: Variant,
+    seed: int,
+    plan: NetworkPlan,
+    ports: dict[str, Ports],
+    backend: Backend,
+) -> dict[str, list[Process]]:
+    """Which processes each host runs, and when."""
+    return {
+        h.name: host_processes(
+            h,
+            ports[h.name].control_port,
+            CLIENT_GRAPH if h.workload else None,
+            SERVER_GRAPH,
+            client_sessions(spec, seed, h, backend) if h.workload else cross_start(spec),
+            CROSS_GRAPH if cross_flows(spec, variant, h) else None,
+        )
+        for h in plan.hosts
+    }
+
+
+def _manifest(
+    spec: Spec,
+    variant: Variant,
+    seed: int,
+    backend: Backend,
+    tools: Tools,
+    programs: dict[str, str],
+    command: list[str],
+    plan: NetworkPlan,
+    sections: dict[str, list[str]],
+) -> dict[str, Any]:
+    """The generated run's manifest, but for its phases: what it is, what
+    made it and its hosts."""
+    return {
+        "experiment": spec.name,
+        "variant": variant.name,
+        "seed": seed,
+        "backend": backend.name,
+        "local_network": backend.host_network(),
+        # Local runs set their clock's start when they start.
+        "clock_epoch": backend.clock_epoch,
+        "status": STATUS_GENERATED,
+        "spec": {"path": spec.path, "sha256": spec.sha256},
+        "identity": run_identity(spec, variant, seed, backend, tools.versions),
+        "variant_settings": {
+            "tor": variant.tor,
+            "torrc": {k: list(v) for k, v in variant.torrc.items()},
+            "consensus": variant.consensus,
+            # Parameters measured from other runs of the seed, and how.
+            "consensus_from": {
+                param: {"rule": m.describe(), "value": variant.consensus.get(param)}
+                for param, m in variant.consensus_from.items()
+            },
+        },
+        "duration": {
+            "bootstrap_s": spec.duration.bootstrap,
+            "measure_s": spec.duration.measure,
+        },
+        "versions": tools.versions,
+        "programs": programs,
+        "command": command,
+        "hosts": host_manifest(plan, variant, sections),
+    }

@@ -17,7 +17,7 @@ from runner.analyses.seed_rounds import design_change_lines, read_rounds
 from runner.checks import Failure
 from runner.layout import Layout, partial_path
 from runner.manifest import STATUS_COMPLETE, read_manifest, write_json_atomic
-from runner.network.backends import backend_named
+from runner.network.backends import Backend, backend_named
 from runner.network.identity import TOOLS_PART, changed_parts, spec_parts
 from runner.report.answers import answer_rows, answers_section, change_text
 from runner.report.base import Analysis
@@ -112,10 +112,25 @@ def _what_ran(
     complete = [m for m in manifests if m.get("status") == STATUS_COMPLETE]
     first = complete[0] if complete else {}
     backend = backend_named(first.get("backend"))
+    head = _heading(spec, layout, manifests, first, backend)
+    if not backend.simulated:
+        head += [f"- note: {_real_time_note(complete)}"]
+    lines = _variants_table(spec) + _runs_table(manifests, backend, damage)
+    return [*head, ""], lines + stale_runs(spec, manifests)
+
+
+def _heading(
+    spec: Spec,
+    layout: Layout,
+    manifests: list[dict[str, Any]],
+    first: dict[str, Any],
+    backend: Backend,
+) -> list[str]:
+    """The title and description; the spec, backend, seeds, time and versions."""
     lines = [f"# Experiment `{spec.name}`", ""]
     if spec.description:
         lines += [spec.description, ""]
-    lines += [
+    return lines + [
         f"- spec: `{spec.path}` (sha256 `{spec.sha256[:16]}`)",
         f"- backend: {first.get('backend', 'n/a')}",
         f"- seeds: {', '.join(map(str, spec.seeds))}; baseline variant: `{spec.baseline}`",
@@ -130,24 +145,26 @@ def _what_ran(
         ),
         "- " + _versions(manifests),
     ]
-    backend_note = ""
-    if not backend.simulated:
-        backend_note = (
-            "the local backend runs real tor processes on this machine with no link latency "
-            "or bandwidth emulation (only tor's own rate limits): its timings show that the "
-            "network works, they are not a model of the Tor network. Bootstrap took "
-            + ", ".join(
-                f"{m['phases']['bootstrap_s']:.0f} s"
-                for m in complete
-                if "bootstrap_s" in m.get("phases", {})
-            )
-            + " of wall time."
+
+
+def _real_time_note(complete: list[dict[str, Any]]) -> str:
+    """What real processes' timings show, and how long their bootstraps took."""
+    return (
+        "the local backend runs real tor processes on this machine with no link latency "
+        "or bandwidth emulation (only tor's own rate limits): its timings show that the "
+        "network works, they are not a model of the Tor network. Bootstrap took "
+        + ", ".join(
+            f"{m['phases']['bootstrap_s']:.0f} s"
+            for m in complete
+            if "bootstrap_s" in m.get("phases", {})
         )
-    if backend_note:
-        lines += [f"- note: {backend_note}"]
-    head = [*lines, ""]
+        + " of wall time."
+    )
+
+
+def _variants_table(spec: Spec) -> list[str]:
     lines = ["## Variants", ""]
-    lines += table(
+    return lines + table(
         ["variant", "description", "tor", "torrc lines", "consensus parameters"],
         [
             [
@@ -160,12 +177,19 @@ def _what_ran(
             for v in spec.variants
         ],
     )
-    lines += ["", "## Runs", ""]
+
+
+def _runs_table(
+    manifests: list[dict[str, Any]], backend: Backend, damage: list[LogDamageRow] | None
+) -> list[str]:
+    """Each run's status and the time of its phases, and the damaged log
+    lines collection skipped where it counted them."""
+    lines = ["", "## Runs", ""]
     real = not backend.simulated
     # Real processes run; Shadow simulates. Time waited for the machine is apart.
     work = ["run (s)", "waited (s)"] if real else ["simulate (s)"]
     columns = ["variant", "seed", "status", "generate (s)", *work, "collect (s)"]
-    lines += table(
+    return lines + table(
         columns + (["damaged log lines skipped"] if damage is not None else []),
         [
             [
@@ -181,7 +205,6 @@ def _what_ran(
             for m in manifests
         ],
     )
-    return head, lines + stale_runs(spec, manifests)
 
 
 def stale_runs(spec: Spec, manifests: list[dict[str, Any]]) -> list[str]:

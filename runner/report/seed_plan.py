@@ -30,6 +30,18 @@ def _hours(value: float) -> str:
 
 
 def render(plan: Plan, cores_here: int, cores_there: int) -> list[str]:
+    return [
+        *_heading(plan),
+        *_spread_section(plan),
+        *_cost_section(plan),
+        *_designs_section(plan, cores_here, cores_there),
+        "",
+        *_cheapest_text(plan),
+    ]
+
+
+def _heading(plan: Plan) -> list[str]:
+    """The pilot's design, and the design planned where it is not the pilot's."""
     lines = [
         f"# Plan from the pilot: seeds {', '.join(map(str, plan.seeds))}, {plan.variants} "
         f"variants, {plan.measured_clients} measured clients and {plan.relays} relays a network",
@@ -45,7 +57,13 @@ def render(plan: Plan, cores_here: int, cores_there: int) -> list[str]:
             "of the design itself would measure both. Every design below is on top of it.",
             "",
         ]
-    lines += [
+    return lines
+
+
+def _spread_section(plan: Plan) -> list[str]:
+    """Per hypothesis, the change, the spread between seeds and its parts,
+    and the seeds a fixed-size design needs; then how sure those seeds are."""
+    lines = [
         "## The change and the spread between seeds, per hypothesis",
         "",
         "Variances of a seed's log ratio (variant over reference). *Transfers*: between a "
@@ -58,6 +76,7 @@ def render(plan: Plan, cores_here: int, cores_there: int) -> list[str]:
         "and allowing for skewed seeds as the report's answers do.",
         "",
     ]
+    # The seeds to decide are the first design's (as configured).
     first = plan.predictions[0] if plan.predictions else None
     rows = []
     for h in plan.hypotheses:
@@ -83,8 +102,14 @@ def render(plan: Plan, cores_here: int, cores_there: int) -> list[str]:
     )
     if first is not None:
         lines += ["", *uncertainty_text(first, len(plan.seeds))]
+    return lines
+
+
+def _cost_section(plan: Plan) -> list[str]:
+    """What a run costs, what that was measured under, and how loaded the
+    pilot's busiest relays were."""
     cost = plan.cost
-    lines += ["", "## Cost", ""]
+    lines = ["", "## Cost", ""]
     if cost is None:
         lines += ["The pilot's runs recorded no CPU time: no cost can be given."]
     else:
@@ -115,7 +140,13 @@ def render(plan: Plan, cores_here: int, cores_there: int) -> list[str]:
             + ". A larger design's load is predicted per position, from each client "
             "group's traffic over the position's capacity.",
         ]
-    lines += [
+    return lines
+
+
+def _designs_section(plan: Plan, cores_here: int, cores_there: int) -> list[str]:
+    """Each design's seeds in rounds, its chance of deciding every
+    hypothesis, and its CPU-hours and wall time here and on a larger machine."""
+    lines = [
         "",
         "## Designs",
         "",
@@ -133,9 +164,7 @@ def render(plan: Plan, cores_here: int, cores_there: int) -> list[str]:
         f"cores) and on {cores_there}." + _later_rounds(plan),
         "",
     ]
-    rows = []
-    for p in plan.predictions:
-        rows.append(_design_row(p, plan.variants, cores_here, cores_there))
+    rows = [_design_row(p, plan.variants, cores_here, cores_there) for p in plan.predictions]
     lines += table(
         [
             "design",
@@ -152,18 +181,20 @@ def render(plan: Plan, cores_here: int, cores_there: int) -> list[str]:
     )
     if plan.predictions:
         lines += ["", *joint_text(plan.predictions[0])]
-    best = plan.best
-    lines += [""]
-    if best is None:
-        lines += ["No design here decides every hypothesis without loading the network."]
-    else:
-        lines += [
-            f"Cheapest that keeps the load: **{best.alternative.name}**, about "
-            f"{best.expected_seeds:.1f} seeds expected (at most {_seeds(best.rule_max)}, "
-            f"deciding every hypothesis with {_chance(best.all_decided)} probability), "
-            f"{_hours(best.cpu_hours_expected)} CPU-hours.",
-        ]
     return lines
+
+
+def _cheapest_text(plan: Plan) -> list[str]:
+    """The cheapest design that decides every hypothesis without loading the network."""
+    best = plan.best
+    if best is None:
+        return ["No design here decides every hypothesis without loading the network."]
+    return [
+        f"Cheapest that keeps the load: **{best.alternative.name}**, about "
+        f"{best.expected_seeds:.1f} seeds expected (at most {_seeds(best.rule_max)}, "
+        f"deciding every hypothesis with {_chance(best.all_decided)} probability), "
+        f"{_hours(best.cpu_hours_expected)} CPU-hours.",
+    ]
 
 
 def _chance(value: float) -> str:

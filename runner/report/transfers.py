@@ -16,6 +16,14 @@ from runner.units import human_size
 
 
 def transfers_section(result: TransfersResult, inp: Inputs, out: Path) -> Section:
+    lines = _summary_lines(result) + _changes_lines(result, inp)
+    plots = draw_all(inp.transfers, inp.variants, out)
+    return Section(_check_notes(result), result.failures, lines, plots)
+
+
+def _check_notes(result: TransfersResult) -> list[str]:
+    """The completion checks, for the report's Checks: how many client-runs
+    pass, the fewest transfers of a size, and the lowest completion rates."""
     checks, per_size, minimum = result.checks, result.per_size, result.min_per_size
     passed = sum(c.ok for c in checks)
     notes = [
@@ -40,8 +48,13 @@ def transfers_section(result: TransfersResult, inp: Inputs, out: Path) -> Sectio
                 f"{c.variant}/seed-{c.seed} {c.host} {c.completed}/{c.attempted}" for c in worst
             ),
         ]
-    lines: list[str] = []
-    lines += [
+    return notes
+
+
+def _summary_lines(result: TransfersResult) -> list[str]:
+    """The Transfers section: per class, size and variant, the transfers'
+    counts, error rate, times and goodput."""
+    lines = [
         "",
         "## Transfers",
         "",
@@ -54,7 +67,7 @@ def transfers_section(result: TransfersResult, inp: Inputs, out: Path) -> Sectio
         "across seeds (from 3 seeds on).",
         "",
     ]
-    lines += table(
+    return lines + table(
         [
             "class",
             "size",
@@ -85,7 +98,18 @@ def transfers_section(result: TransfersResult, inp: Inputs, out: Path) -> Sectio
             for g in result.summaries
         ],
     )
-    lines += [
+
+
+# A change's key: variant, reference, class, size.
+ChangeKey = tuple[str, str, str, int]
+# The metrics of the Changes table, in its columns' order.
+CHANGE_METRICS = ("ttfb", "ttlb", "after_first_byte")
+
+
+def _changes_lines(result: TransfersResult, inp: Inputs) -> list[str]:
+    """The Changes section: each variant against its reference, per class
+    and size, with the hypotheses' answers in their cells."""
+    lines = [
         "",
         "## Changes",
         "",
@@ -105,6 +129,7 @@ def transfers_section(result: TransfersResult, inp: Inputs, out: Path) -> Sectio
         metric: {(c.variant, c.reference, c.cls, c.size): c for c in found}
         for metric, found in result.changes.items()
     }
+    # The bootstrap columns appear only where some change has one (5 seeds on).
     bootstrapped = any(c.bootstrap for m in by_metric.values() for c in m.values())
     header = ["class", "size", "variant", "against", "seeds", "TTFB change", "TTLB change"]
     header += ["after first byte change"]
@@ -112,36 +137,46 @@ def transfers_section(result: TransfersResult, inp: Inputs, out: Path) -> Sectio
         header += ["TTFB bootstrap", "TTLB bootstrap"]
     rows = []
     answers = 0
+    for key, change in sorted(by_metric["ttlb"].items(), key=lambda kv: kv[0][2:]):
+        row, answered = _change_row(key, change, by_metric, inp, bootstrapped)
+        rows.append(row)
+        answers += answered
+    lines += table(header, rows)
+    return lines + _comparisons_notes(len(rows), answers, result.hypotheses_named)
 
-    def cell(key: tuple[str, str, str, int], metric: str, found: Change | None) -> str:
-        """A change with its interval; a hypothesis's answer where one is."""
-        nonlocal answers
+
+def _change_row(
+    key: ChangeKey,
+    change: Change,
+    by_metric: dict[str, dict[ChangeKey, Change]],
+    inp: Inputs,
+    bootstrapped: bool,
+) -> tuple[list[str], int]:
+    """One row of the Changes table, and how many of its cells are a
+    hypothesis's answer (given as the Answers section gives it)."""
+    cells = []
+    answers = 0
+    for metric in CHANGE_METRICS:
         answer = inp.answered.get((*key, metric))
         if answer is not None:
             answers += 1
-            return f"{answer[0]}: {answer[1]}"
-        return found.estimate.format(100, "%") if found else "n/a"
-
-    for key, change in sorted(by_metric["ttlb"].items(), key=lambda kv: kv[0][2:]):
+            cells.append(f"{answer[0]}: {answer[1]}")
+        else:
+            found = by_metric[metric].get(key)
+            cells.append(found.estimate.format(100, "%") if found else "n/a")
+    row = [key[2], human_size(key[3]), key[0], key[1], str(change.estimate.n), *cells]
+    if bootstrapped:
         first = by_metric["ttfb"].get(key)
-        after = by_metric["after_first_byte"].get(key)
-        row = [
-            key[2],
-            human_size(key[3]),
-            key[0],
-            key[1],
-            str(change.estimate.n),
-            cell(key, "ttfb", first),
-            cell(key, "ttlb", change),
-            cell(key, "after_first_byte", after),
+        row += [
+            first.bootstrap.format(100, "%") if first and first.bootstrap else "n/a",
+            change.bootstrap.format(100, "%") if change.bootstrap else "n/a",
         ]
-        if bootstrapped:
-            row += [
-                first.bootstrap.format(100, "%") if first and first.bootstrap else "n/a",
-                change.bootstrap.format(100, "%") if change.bootstrap else "n/a",
-            ]
-        rows.append(row)
-    lines += table(header, rows)
+    return row, answers
+
+
+def _comparisons_notes(rows: int, answers: int, hypotheses_named: bool) -> list[str]:
+    """Which cells answer hypotheses, and that the others are exploratory."""
+    lines = []
     if answers:
         lines += [
             "",
@@ -150,13 +185,12 @@ def transfers_section(result: TransfersResult, inp: Inputs, out: Path) -> Sectio
             "for a confirmatory one), with the look's wider interval where the seeds ran in "
             f"rounds, and no interval under {MIN_INTERVAL_SEEDS} seeds.",
         ]
-    others = 3 * len(rows) - answers
-    lines += [
+    others = 3 * rows - answers
+    return lines + [
         "",
         (f"The other {others}" if answers else f"These {others}")
         + " comparisons are exploratory"
-        + (" (the hypotheses are answered above)" if result.hypotheses_named else "")
+        + (" (the hypotheses are answered above)" if hypotheses_named else "")
         + ": at a 95% level, about one in twenty comparisons of variants that do not "
         "differ will still show an interval that excludes zero, by chance alone.",
     ]
-    return Section(notes, result.failures, lines, draw_all(inp.transfers, inp.variants, out))

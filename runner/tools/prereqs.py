@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.errors import PrerequisiteError
-from runner.network.backends import BACKENDS, LOCAL, SHADOW
+from runner.network.backends import BACKENDS, LOCAL, SHADOW, Backend
 from runner.tools import torbuild, upstream
 from runner.tools.toolbuild import cached_binary, tools_root
 
@@ -158,6 +158,13 @@ def find(name: str) -> Found:
             name, path, version, f"version {version} is too old (need {program.supported})"
         )
     return Found(name, path, version, None)
+
+
+def default_backend() -> Backend:
+    """The backend a command uses unless told which (the one place that
+    chooses it): Shadow when it is installed, otherwise real processes on
+    this machine."""
+    return SHADOW if find("shadow").ok else LOCAL
 
 
 def tor_libraries(path: str) -> dict[str, str]:

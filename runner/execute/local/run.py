@@ -256,6 +256,11 @@ def _check(procs: ProcessSet, data: Path) -> None:
         raise RunError(f"{name} exited with status {code} during the run:\n{tail}")
 
 
+# A process to start: seconds after its phase starts, its host, its entry
+# of the run's processes.json.
+Scheduled = tuple[float, str, dict[str, Any]]
+
+
 def run_local(
     run_dir: Path,
     manifest: dict[str, Any],
@@ -267,16 +272,56 @@ def run_local(
     """Run the network; return the wall time of its phases (bootstrap_s,
     traffic_s). ``before_stop`` runs at the end of the measured period, while
     every process still runs."""
+    data = _fresh_data(run_dir)
+    listing: dict[str, list[dict[str, Any]]] = json.loads((run_dir / PROCESSES).read_text())
+    hosts = manifest["hosts"]
+    clients = [h for h, info in hosts.items() if info["role"] == "client"]
+    planned_bootstrap_s = manifest["duration"]["bootstrap_s"]
+    early, traffic = _schedule(listing, clients, planned_bootstrap_s)
+    started = time.time()
+    manifest["clock_epoch"] = started
+    with ProcessSet() as procs:
+        starter = _Starter(procs, data, manifest, programs)
+        _start_network(starter, early, clients, started)
+        _wait_for_clients(starter, clients)
+        bootstrap_s = time.time() - started
+        _settle(procs, data)
+        traffic_started = time.time()
+        cpu_at_start = procs.cpu_seconds()
+        _run_traffic(starter, traffic, traffic_started, measure_s, planned_bootstrap_s, on_progress)
+        manifest["cpu_s"] = measured_cpu(cpu_at_start, procs.cpu_seconds())
+        # Every process's CPU since it started: the run's cost on this machine.
+        processes_cpu_s = round(sum(procs.cpu_seconds().values()), 3)
+        if before_stop is not None:
+            before_stop()
+    # The measured period in real time, from clock_epoch, as the tables read
+    # it (relay_load.csv); the plan's were the simulation's.
+    manifest["duration"] = {
+        "bootstrap_s": round(traffic_started - started, 3),
+        "measure_s": round(measure_s, 3),
+    }
+    return {
+        "bootstrap_s": round(bootstrap_s, 3),
+        "traffic_s": round(measure_s, 3),
+        PROCESSES_CPU: processes_cpu_s,
+    }
+
+
+def _fresh_data(run_dir: Path) -> Path:
+    """The run's shadow.data, copied afresh from its template."""
     data = run_dir / SHADOW_DATA
     if data.exists():
         shutil.rmtree(data)
     shutil.copytree(run_dir / SHADOW_TEMPLATE, data)
-    listing: dict[str, list[dict[str, Any]]] = json.loads((run_dir / PROCESSES).read_text())
-    hosts = manifest["hosts"]
-    clients = [h for h, info in hosts.items() if info["role"] == "client"]
-    # Traffic follows each client's sessions, timed from when traffic starts
-    # (the plan's times count from the simulated bootstrap's end).
-    planned_bootstrap_s = manifest["duration"]["bootstrap_s"]
+    return data
+
+
+def _schedule(
+    listing: dict[str, list[dict[str, Any]]], clients: list[str], planned_bootstrap_s: float
+) -> tuple[list[Scheduled], list[Scheduled]]:
+    """The processes that start with the network, timed from its start, and
+    the clients' traffic, timed from when traffic starts (the plan's times
+    count from the simulated bootstrap's end); each in the order they start."""
     traffic = sorted(
         (
             (e["start_s"] - planned_bootstrap_s, h, e)
@@ -295,86 +340,97 @@ def run_local(
         ),
         key=lambda item: (item[0], item[1]),
     )
+    return early, traffic
+
+
+def _start_network(
+    starter: _Starter, early: list[Scheduled], clients: list[str], started: float
+) -> None:
+    """Start the network's processes at their times from ``started``; the
+    first client's only once every authority's consensus lists every relay."""
+    procs, data, hosts = starter.procs, starter.data, starter.manifest["hosts"]
     authorities = [data / "hosts" / h for h, info in hosts.items() if info["role"] == "authority"]
     network_size = sum(1 for info in hosts.values() if info["role"] in ("authority", *RELAY_ROLES))
-    started = time.time()
-    manifest["clock_epoch"] = started
-    with ProcessSet() as procs:
-        starter = _Starter(procs, data, manifest, programs)
-        clients_waiting = bool(authorities)
-        for offset, host, entry in early:
-            while time.time() - started < offset:
-                time.sleep(0.05)
-            if clients_waiting and host in clients:
-                wait_for_consensus(
-                    authorities, network_size, BOOTSTRAP_TIMEOUT, lambda: _check(procs, data)
-                )
-                clients_waiting = False
-            starter.start(host, entry)
-        deadline = time.monotonic() + BOOTSTRAP_TIMEOUT
-        # Every relay of the network, the authorities included (each has keys).
-        relays = sum(1 for _ in (data / "hosts").glob("*/fingerprint"))
-
-        def ready(client: str) -> bool:
-            # Bootstrapped, and knowing every relay: in real time relays
-            # register over several consensuses, and a client that starts on
-            # an early one builds its paths (and multipath legs, each with its
-            # own guard and middle) from a few relays only.
-            return _bootstrapped(starter.logs[(client, "tor")]) and (
-                _relays_known(data / "hosts" / client) >= relays
+    clients_waiting = bool(authorities)
+    for offset, host, entry in early:
+        while time.time() - started < offset:
+            time.sleep(0.05)
+        if clients_waiting and host in clients:
+            wait_for_consensus(
+                authorities, network_size, BOOTSTRAP_TIMEOUT, lambda: _check(procs, data)
             )
+            clients_waiting = False
+        starter.start(host, entry)
 
-        while not all(ready(c) for c in clients):
-            _check(procs, data)
-            if time.monotonic() > deadline:
-                waiting = [
-                    f"{c} (knows {_relays_known(data / 'hosts' / c)} of {relays} relays)"
-                    for c in clients
-                    if not ready(c)
-                ]
-                raise RunError(
-                    f"clients not bootstrapped on the whole network after "
-                    f"{BOOTSTRAP_TIMEOUT:.0f} s: {', '.join(waiting)}"
-                )
-            time.sleep(0.5)
-        bootstrap_s = time.time() - started
-        settle_until = time.monotonic() + SETTLE
-        while time.monotonic() < settle_until:
-            _check(procs, data)
-            time.sleep(0.5)
-        traffic_started = time.time()
-        cpu_at_start = procs.cpu_seconds()
-        pending = list(traffic)
-        running: list[tuple[float, str]] = []  # (stop offset, process name)
-        while (elapsed := time.time() - traffic_started) < measure_s:
-            while pending and pending[0][0] <= elapsed:
-                _, host, entry = pending.pop(0)
-                name = starter.start(host, entry)
-                if entry.get("stop_s") is not None:
-                    running.append((entry["stop_s"] - planned_bootstrap_s, name))
-            for offset, name in [r for r in running if r[0] <= elapsed]:
-                procs.stop(name)
-                running.remove((offset, name))
-            _check(procs, data)
-            if on_progress is not None:
-                on_progress(int(100 * elapsed / measure_s))
-            time.sleep(1.0)
-        manifest["cpu_s"] = measured_cpu(cpu_at_start, procs.cpu_seconds())
-        # Every process's CPU since it started: the run's cost on this machine.
-        processes_cpu_s = round(sum(procs.cpu_seconds().values()), 3)
-        if before_stop is not None:
-            before_stop()
-    # The measured period in real time, from clock_epoch, as the tables read
-    # it (relay_load.csv); the plan's were the simulation's.
-    manifest["duration"] = {
-        "bootstrap_s": round(traffic_started - started, 3),
-        "measure_s": round(measure_s, 3),
-    }
-    return {
-        "bootstrap_s": round(bootstrap_s, 3),
-        "traffic_s": round(measure_s, 3),
-        PROCESSES_CPU: processes_cpu_s,
-    }
+
+def _wait_for_clients(starter: _Starter, clients: list[str]) -> None:
+    """Return once every client's tor has bootstrapped and knows every relay
+    of the network; RunError after BOOTSTRAP_TIMEOUT."""
+    procs, data = starter.procs, starter.data
+    deadline = time.monotonic() + BOOTSTRAP_TIMEOUT
+    # Every relay of the network, the authorities included (each has keys).
+    relays = sum(1 for _ in (data / "hosts").glob("*/fingerprint"))
+
+    def ready(client: str) -> bool:
+        # Bootstrapped, and knowing every relay: in real time relays
+        # register over several consensuses, and a client that starts on
+        # an early one builds its paths (and multipath legs, each with its
+        # own guard and middle) from a few relays only.
+        return _bootstrapped(starter.logs[(client, "tor")]) and (
+            _relays_known(data / "hosts" / client) >= relays
+        )
+
+    while not all(ready(c) for c in clients):
+        _check(procs, data)
+        if time.monotonic() > deadline:
+            waiting = [
+                f"{c} (knows {_relays_known(data / 'hosts' / c)} of {relays} relays)"
+                for c in clients
+                if not ready(c)
+            ]
+            raise RunError(
+                f"clients not bootstrapped on the whole network after "
+                f"{BOOTSTRAP_TIMEOUT:.0f} s: {', '.join(waiting)}"
+            )
+        time.sleep(0.5)
+
+
+def _settle(procs: ProcessSet, data: Path) -> None:
+    """Wait SETTLE seconds, watching the processes, for prebuilt circuits and
+    multipath sets to link before traffic starts."""
+    settle_until = time.monotonic() + SETTLE
+    while time.monotonic() < settle_until:
+        _check(procs, data)
+        time.sleep(0.5)
+
+
+def _run_traffic(
+    starter: _Starter,
+    traffic: list[Scheduled],
+    traffic_started: float,
+    measure_s: float,
+    planned_bootstrap_s: float,
+    on_progress: Callable[[int], None] | None,
+) -> None:
+    """Start and stop the clients' traffic at its times for ``measure_s``
+    seconds from ``traffic_started``, watching the processes and telling the
+    progress."""
+    procs, data = starter.procs, starter.data
+    pending = list(traffic)
+    running: list[tuple[float, str]] = []  # (stop offset, process name)
+    while (elapsed := time.time() - traffic_started) < measure_s:
+        while pending and pending[0][0] <= elapsed:
+            _, host, entry = pending.pop(0)
+            name = starter.start(host, entry)
+            if entry.get("stop_s") is not None:
+                running.append((entry["stop_s"] - planned_bootstrap_s, name))
+        for offset, name in [r for r in running if r[0] <= elapsed]:
+            procs.stop(name)
+            running.remove((offset, name))
+        _check(procs, data)
+        if on_progress is not None:
+            on_progress(int(100 * elapsed / measure_s))
+        time.sleep(1.0)
 
 
 def measured_cpu(start: dict[str, float], end: dict[str, float]) -> dict[str, dict[str, float]]:
