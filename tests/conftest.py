@@ -17,6 +17,7 @@ import yaml
 from runner.datasets import FOLDER, DataFile, data_dir
 from runner.experiments import load_spec
 from runner.layout import Layout
+from runner.manifest import RunRecord, read_run, write_run
 from runner.spec.matrix import expand_spec
 from runner.spec.model import Spec
 from runner.tools.prereqs import find
@@ -24,6 +25,15 @@ from runner.tools.prereqs import find
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CI_SMALL = ROOT / "configs" / "ci-small.yaml"
+
+
+def read_manifest(run_dir: Path) -> dict[str, Any]:
+    """A run's manifest as the JSON holds it, to look into or change in a test."""
+    return dict(read_run(run_dir).data)
+
+
+def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
+    write_run(run_dir, RunRecord(manifest))
 
 
 def _missing(names: tuple[str, ...]) -> list[str]:
@@ -248,7 +258,7 @@ def fixture_results(name: str, root: Path, spec: Spec | None = None) -> tuple[Sp
     ``spec``: the fixture's spec changed where a run's identity does not
     look (its hypotheses, say), instead of the fixture's own."""
     from runner.experiments import TABLES
-    from runner.manifest import STATUS_COMPLETE, write_manifest
+    from runner.manifest import STATUS_COMPLETE
     from runner.network.backends import SHADOW
     from runner.network.identity import run_identity
     from runner.tables.collect import tables

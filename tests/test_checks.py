@@ -10,8 +10,8 @@ import re
 from pathlib import Path
 
 from runner.checks import Failure
-from runner.manifest import STATUS_COMPLETE, read_manifest, record_check_failures, write_manifest
-from tests.conftest import ROOT, fixture_report
+from runner.manifest import STATUS_COMPLETE, record_check_failures
+from tests.conftest import ROOT, fixture_report, read_manifest, write_manifest
 
 
 def test_a_failure_reads_as_the_report_has_always_written_it() -> None:

@@ -16,13 +16,13 @@ from runner.execute.run import run_experiment, with_measured
 from runner.experiments import parse_spec
 from runner.layout import Layout
 from runner.logs.run_logs import RunLogs
-from runner.manifest import read_manifest, run_status, write_manifest
+from runner.manifest import read_run, run_status
 from runner.network.backends import SHADOW
 from runner.network.generate import Tools
 from runner.network.identity import spec_parts
 from runner.spec.model import Spec, Variant
 from runner.tables.schema import CLIENTS, TRANSFERS
-from tests.conftest import FIXTURES, needs_tor
+from tests.conftest import FIXTURES, needs_tor, read_manifest, write_manifest
 from tests.test_run import _stand_in_paths
 
 MEASURED = {"perconnbwrate": {"variant": "conflux-off", "class": "perf", "times": 0.5}}
@@ -136,7 +136,7 @@ def test_measured_variants_run_after_the_runs_they_are_measured_from(
     manifest = read_manifest(layout.run_dir("conflux-on", 1))
     logs = RunLogs(
         layout.run_dir("conflux-off", 1),
-        read_manifest(layout.run_dir("conflux-off", 1)),
+        read_run(layout.run_dir("conflux-off", 1)),
         {"tor": ()},
     )
     rates = [

@@ -8,7 +8,7 @@ from runner.analyses.client_bandwidth import per_client
 from runner.errors import RunError
 from runner.layout import Layout
 from runner.logs.run_logs import RunLogs
-from runner.manifest import STATUS_COMPLETE, read_manifest, run_status
+from runner.manifest import read_run_if_any
 from runner.spec.model import Variant
 from runner.tables.schema import CLIENTS, TRANSFERS
 
@@ -18,9 +18,10 @@ def class_bandwidth(layout: Layout, variant: str, seed: int, cls: str) -> float:
     each one's payload over its transfers' time (bytes/s); clients that
     also run a relay are a group of their own and not counted."""
     run_dir = layout.run_dir(variant, seed)
-    if run_status(run_dir) != STATUS_COMPLETE:
+    record = read_run_if_any(run_dir)
+    if record is None or not record.complete:
         raise RunError(f"{variant}/seed-{seed} is not complete ({run_dir})")
-    logs = RunLogs(run_dir, read_manifest(run_dir), {"tor": ()})
+    logs = RunLogs(run_dir, record, {"tor": ()})
     clients = [c for c in CLIENTS.rows(logs)]
     rates = [
         b.bytes / b.seconds

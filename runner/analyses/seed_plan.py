@@ -79,12 +79,7 @@ from runner.analyses.seed_rounds import variants_compared
 from runner.analyses.sequential import ALPHA, SequentialDesign
 from runner.analyses.stats import ClientValues, resample_clients, resample_within
 from runner.layout import Layout
-from runner.manifest import (
-    STATUS_COMPLETE,
-    read_manifest,
-    run_cpu_seconds,
-    run_status,
-)
+from runner.manifest import RunRecord, read_run_if_any
 from runner.spec.hypotheses import Hypothesis
 from runner.spec.model import Spec
 from runner.tables.schema import RelayLoad, TransferRow
@@ -609,9 +604,9 @@ class Plan:
         return cheapest(self.predictions)
 
 
-def _hosts(manifest: dict[str, Any]) -> tuple[int, int, int, int]:
+def _hosts(record: RunRecord) -> tuple[int, int, int, int]:
     """(measured clients, clients, relays, all hosts) of a run."""
-    hosts = manifest.get("hosts", {}).values()
+    hosts = record.hosts.values()
     measured = sum(1 for h in hosts if h.get("measured"))
     clients = sum(1 for h in hosts if h.get("role") == "client")
     relays = sum(1 for h in hosts if h.get("role") in ("guard", "middle", "exit"))
@@ -743,21 +738,16 @@ def _pilot_runs(
             moved[(t.variant, t.seed)] = moved.get((t.variant, t.seed), 0.0) + t.size
     costs, shapes, placements = [], [], []
     for variant, seed in spec.runs():
-        run_dir = layout.run_dir(variant.name, seed)
-        if run_status(run_dir) != STATUS_COMPLETE:
+        record = read_run_if_any(layout.run_dir(variant.name, seed))
+        if record is None or not record.complete:
             continue
-        manifest = read_manifest(run_dir)
-        shapes.append(_hosts(manifest))
-        cpu = run_cpu_seconds(run_dir)
+        shapes.append(_hosts(record))
+        cpu = record.cpu_seconds
         if cpu is None:
             continue
-        wall = sum(
-            float(manifest.get("phases", {}).get(k, 0.0))
-            for k in ("generate_s", "simulate_s", "collect_s")
-        )
+        wall = sum(record.phase_s(name) or 0.0 for name in ("generate", "simulate", "collect"))
         costs.append(RunCost(variant.name, seed, cpu, wall, moved.get((variant.name, seed), 0.0)))
-        placement = manifest.get("placement")
-        placements.append(placement if isinstance(placement, dict) else {})
+        placements.append(record.placement)
     return costs, shapes, placements
 
 

@@ -19,13 +19,7 @@ from typing import Any
 
 from runner.layout import Layout
 from runner.logs.run_logs import RunLogs
-from runner.manifest import (
-    CPU_PHASES,
-    STATUS_COMPLETE,
-    read_manifest,
-    run_status,
-    write_manifest,
-)
+from runner.manifest import read_run_if_any, record_collected
 from runner.spec.model import Spec
 from runner.tables.schema import LOG_DAMAGE
 from runner.tables.table import Table
@@ -69,19 +63,21 @@ def collect(spec: Spec, layout: Layout, declared: Sequence[Table[Any]]) -> Colle
     runs = 0
     for variant, seed in spec.runs():
         run_dir = layout.run_dir(variant.name, seed)
-        if run_status(run_dir) != STATUS_COMPLETE:
+        record = read_run_if_any(run_dir)
+        if record is None or not record.complete:
             continue
         started = time.monotonic()
         cpu_started = time.thread_time()
-        manifest = read_manifest(run_dir)
-        logs = RunLogs(run_dir, manifest, {"tor": tor_markers})
+        logs = RunLogs(run_dir, record, {"tor": tor_markers})
         for table in wanted:
             rows[table.name] += table.rows(logs)
         _warn_damage(run_dir, logs)
-        manifest["phases"]["collect_s"] = round(time.monotonic() - started, 3)
-        if isinstance(manifest.get(CPU_PHASES), dict):
-            manifest[CPU_PHASES]["collect"] = round(time.thread_time() - cpu_started, 3)
-        write_manifest(run_dir, manifest)
+        record_collected(
+            run_dir,
+            record,
+            collect_s=round(time.monotonic() - started, 3),
+            collect_cpu_s=round(time.thread_time() - cpu_started, 3),
+        )
         runs += 1
     if not runs:  # no tables from nothing: compare would report empty ones
         return Collected(0, {t.name: 0 for t in wanted})
