@@ -61,22 +61,22 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 @dataclass(frozen=True)
 class RunRecord:
-    """A run's manifest, typed. ``data`` is the JSON as read (or about to be
-    written); the properties are what the stages read of it."""
+    """A run's manifest, typed. ``document`` is the JSON object as read (or
+    about to be written); the properties are what the stages read of it."""
 
-    data: Mapping[str, Any]
+    document: Mapping[str, Any]
 
     @property
     def variant(self) -> str:
-        return str(self.data["variant"])
+        return str(self.document["variant"])
 
     @property
     def seed(self) -> int:
-        return int(self.data["seed"])
+        return int(self.document["seed"])
 
     @property
     def status(self) -> str | None:
-        status = self.data.get("status")
+        status = self.document.get("status")
         return None if status is None else str(status)
 
     @property
@@ -85,66 +85,68 @@ class RunRecord:
 
     @property
     def backend(self) -> str | None:
-        backend = self.data.get("backend")
+        backend = self.document.get("backend")
         return None if backend is None else str(backend)
 
     @property
     def error(self) -> str | None:
         """Why the run failed, where it did."""
-        error = self.data.get("error")
+        error = self.document.get("error")
         return None if error is None else str(error)
 
     @property
     def hosts(self) -> dict[str, HostInfo]:
-        hosts: dict[str, HostInfo] = self.data.get("hosts") or {}
+        hosts: dict[str, HostInfo] = self.document.get("hosts") or {}
         return hosts
 
     def measured_clients(self) -> list[tuple[str, str]]:
         """(host, class) of each measured client, by host."""
-        return [(h, str(i["class"])) for h, i in sorted(self.hosts.items()) if i.get("measured")]
+        return [
+            (h, str(i.get("class", ""))) for h, i in sorted(self.hosts.items()) if i.get("measured")
+        ]
 
     @property
     def clock_epoch(self) -> float:
         """Where the run's clock started (seconds; 0 under Shadow)."""
-        return float(self.data.get("clock_epoch") or 0)
+        return float(self.document.get("clock_epoch") or 0)
 
     @property
     def local_network(self) -> str | None:
         """Where a local run's hosts live (runner.network.backends)."""
-        network = self.data.get("local_network")
+        network = self.document.get("local_network")
         return None if network is None else str(network)
 
     @property
     def bootstrap_s(self) -> float:
         """The time before the measured period (planned, or as a local run took it)."""
-        return float((self.data.get("duration") or {}).get("bootstrap_s", 0))
+        return float((self.document.get("duration") or {}).get("bootstrap_s", 0))
 
     @property
     def measure_s(self) -> float:
-        return float((self.data.get("duration") or {}).get("measure_s", 0))
+        return float((self.document.get("duration") or {}).get("measure_s", 0))
 
     @property
     def identity(self) -> dict[str, Any] | None:
         """``{"fingerprint": ..., "parts": {...}}`` (runner.network.identity);
         None where the run recorded none."""
-        identity = self.data.get("identity")
+        identity = self.document.get("identity")
         return identity if isinstance(identity, dict) else None
 
     @property
     def versions(self) -> dict[str, str | None]:
-        return dict(self.data.get("versions") or {})
+        return dict(self.document.get("versions") or {})
 
     def phase_s(self, name: str) -> float | None:
         """The wall seconds of a phase (generate, simulate, wait, collect,
         and a local run's bootstrap and traffic); None where not recorded."""
-        value = (self.data.get("phases") or {}).get(f"{name}_s")
+        value = (self.document.get("phases") or {}).get(f"{name}_s")
         return None if value is None else float(value)
 
     @property
     def cpu_seconds(self) -> float | None:
         """The CPU seconds the run used in all its phases; None where it does
         not say (runs made before CPU was recorded)."""
-        phases = self.data.get(CPU_PHASES)
+        phases = self.document.get(CPU_PHASES)
         if not isinstance(phases, dict) or "simulate" not in phases:
             return None
         return float(sum(phases.values()))
@@ -152,25 +154,25 @@ class RunRecord:
     @property
     def process_cpu_s(self) -> dict[str, dict[str, float]]:
         """host -> program -> CPU seconds over the measured period (local runs)."""
-        return dict(self.data.get("cpu_s") or {})
+        return dict(self.document.get("cpu_s") or {})
 
     @property
     def placement(self) -> dict[str, Any]:
         """Where the run ran: node, threads, CPUs, jobs at once, the machine's CPUs."""
-        placement = self.data.get("placement")
+        placement = self.document.get("placement")
         return placement if isinstance(placement, dict) else {}
 
     @property
     def checks_failed(self) -> list[str]:
         """The report's failed checks that are this run's (as the last compare found)."""
-        return [str(text) for text in self.data.get("checks_failed", [])]
+        return [str(text) for text in self.document.get("checks_failed", [])]
 
     def with_fields(self, **fields: Any) -> RunRecord:
-        return RunRecord({**self.data, **fields})
+        return RunRecord({**self.document, **fields})
 
     def with_phases(self, **seconds: float) -> RunRecord:
         """With these phases' wall seconds (``generate=1.2``: ``generate_s``)."""
-        phases = dict(self.data.get("phases") or {})
+        phases = dict(self.document.get("phases") or {})
         phases |= {f"{name}_s": value for name, value in seconds.items()}
         return self.with_fields(phases=phases)
 
@@ -195,13 +197,13 @@ def has_record(run_dir: Path) -> bool:
 
 
 def write_run(run_dir: Path, record: RunRecord) -> None:
-    write_json_atomic(run_dir / MANIFEST, dict(record.data))
+    write_json_atomic(run_dir / MANIFEST, dict(record.document))
 
 
 def run_status(run_dir: Path) -> str | None:
     """The status of a run directory, or None if it has no readable manifest."""
     record = read_run_if_any(run_dir)
-    return None if record is None else str(record.data.get("status"))
+    return None if record is None else str(record.document.get("status"))
 
 
 def run_cpu_seconds(run_dir: Path) -> float | None:
@@ -306,7 +308,7 @@ def record_collected(
     """Write the time collection took on the run (its CPU where the run
     records CPU at all)."""
     collected = record.with_phases(collect=collect_s)
-    cpu = record.data.get(CPU_PHASES)
+    cpu = record.document.get(CPU_PHASES)
     if isinstance(cpu, dict):
         collected = collected.with_fields(**{CPU_PHASES: cpu | {"collect": collect_cpu_s}})
     write_run(run_dir, collected)
@@ -339,7 +341,7 @@ def record_check_failures(
         if record is None or not record.complete:
             continue
         mine = [str(f) for f in by_run.get(run, [])]
-        if record.data.get("checks_failed", []) != mine:
+        if record.document.get("checks_failed", []) != mine:
             write_run(run_dir, record.with_fields(checks_failed=mine))
         marked += bool(mine)
     return marked

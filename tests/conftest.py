@@ -29,7 +29,7 @@ CI_SMALL = ROOT / "configs" / "ci-small.yaml"
 
 def read_manifest(run_dir: Path) -> dict[str, Any]:
     """A run's manifest as the JSON holds it, to look into or change in a test."""
-    return dict(read_run(run_dir).data)
+    return dict(read_run(run_dir).document)
 
 
 def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
@@ -253,8 +253,9 @@ def _fixture_hosts(experiment: Path, variant: str, seed: int) -> dict[str, dict[
 def fixture_results(name: str, root: Path, spec: Spec | None = None) -> tuple[Spec, Layout]:
     """A results folder under ``root`` made from a committed results fixture
     (``tests/fixtures/<name>``: a real run's tables): its tables, the ones
-    it leaves out written empty, and a complete manifest for each run with
-    the hosts its tables name (or the fixture's own manifests, runs.json).
+    it leaves out written empty, a complete manifest for each run with
+    the hosts its tables name (or the fixture's own manifests, runs.json),
+    and the runs table collect would write from those manifests.
     ``spec``: the fixture's spec changed where a run's identity does not
     look (its hypotheses, say), instead of the fixture's own."""
     from runner.experiments import TABLES
@@ -262,6 +263,7 @@ def fixture_results(name: str, root: Path, spec: Spec | None = None) -> tuple[Sp
     from runner.network.backends import SHADOW
     from runner.network.identity import run_identity
     from runner.tables.collect import tables
+    from runner.tables.runs import write_runs
 
     spec = spec or fixture_spec(name)
     layout = Layout(root, spec.name)
@@ -295,6 +297,8 @@ def fixture_results(name: str, root: Path, spec: Spec | None = None) -> tuple[Sp
             run_dir = layout.run_dir(variant.name, seed)
             run_dir.mkdir(parents=True)
             write_manifest(run_dir, manifest)
+    # The runs table, as collect writes it, from those records.
+    write_runs(spec, layout)
     return spec, layout
 
 

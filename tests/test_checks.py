@@ -83,7 +83,7 @@ NOT_FAILURES = {
     ("runner/cli.py", "FAILED {}/seed-{}: {}"),
     ("runner/execute/run.py", "{}/seed-{}: its checks failed; running it again"),
     ("runner/execute/run.py", "  {}/seed-{}: {} changed"),
-    ("runner/analyses/measured_params.py", "{}/seed-{}: no {} client completed a transfer ({})"),
+    ("runner/analyses/measured_params.py", "{}/seed-{}: no {} client completed a transfer"),
 }
 # How failures were written before they were records.
 AS_TEXT = re.compile(r"/seed-\{\}.*: ")

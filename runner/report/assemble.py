@@ -10,26 +10,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.analyses.answers import Answer, answer_record, answers, changes_key, cpu_hours
+from runner.analyses.answers import Answer, answer_record, answers, changes_key
 from runner.analyses.as_data import as_data
 from runner.analyses.inputs import ChangeKey, Inputs
+from runner.analyses.runs import (
+    complete,
+    cpu_hours,
+    failed,
+    measured_clients,
+    read_spec_runs,
+    stale,
+    tool_sets,
+)
 from runner.analyses.seed_rounds import design_change_lines, read_rounds
 from runner.checks import Failure
 from runner.layout import Layout, partial_path
-from runner.manifest import (
-    STATUS_MISSING,
-    RunRecord,
-    read_run_if_any,
-    write_json_atomic,
-)
+from runner.manifest import write_json_atomic
 from runner.network.backends import Backend, backend_named
-from runner.network.identity import TOOLS_PART, changed_parts, spec_parts
 from runner.report.answers import answer_rows, answers_section, change_text
 from runner.report.base import Analysis
 from runner.report.claims import claims_section
 from runner.report.html import write_html
 from runner.report.markdown import table
 from runner.spec.model import Spec
+from runner.tables.runs import RunRow
 from runner.tables.schema import (
     CIRCUITS,
     TRANSFERS,
@@ -48,21 +52,12 @@ class ReportResult:
     answers: tuple[list[str], list[list[str]]]
 
 
-def _runs(spec: Spec, layout: Layout) -> list[RunRecord]:
-    found = []
-    for variant, seed in spec.runs():
-        record = read_run_if_any(layout.run_dir(variant.name, seed))
-        missing = RunRecord({"variant": variant.name, "seed": seed, "status": STATUS_MISSING})
-        found.append(record or missing)
-    return found
-
-
-def _phase(run: RunRecord, name: str) -> str:
+def _phase(run: RunRow, name: str) -> str:
     value = run.phase_s(name)
     return "–" if value is None else f"{value:.1f}"
 
 
-def skipped_lines(damage: list[LogDamageRow] | None, run: RunRecord) -> str:
+def skipped_lines(damage: list[LogDamageRow] | None, run: RunRow) -> str:
     """A run's damaged log lines skipped in collection, with logs missing or empty."""
     if damage is None or not run.complete:
         return "–"
@@ -70,17 +65,6 @@ def skipped_lines(damage: list[LogDamageRow] | None, run: RunRecord) -> str:
     text = str(sum(d.skipped_lines for d in mine))
     absent = sum(d.missing or d.empty for d in mine)
     return text + (f" ({absent} logs missing or empty)" if absent else "")
-
-
-def _run_failures(runs: list[RunRecord]) -> list[Failure]:
-    return [_run_failure(r) for r in runs if not r.complete]
-
-
-def _run_failure(run: RunRecord) -> Failure:
-    """An incomplete run: its status, and the first line of its error."""
-    error = run.error
-    message = f"run {run.status}" + (f": {error.splitlines()[0]}" if error else "")
-    return Failure(run.variant, run.seed, "run", message)
 
 
 def checks_record(
@@ -98,26 +82,26 @@ def checks_record(
     }
 
 
-def _versions(runs: list[RunRecord]) -> str:
+def _versions(runs: list[RunRow]) -> str:
     """``versions: tor 0.4.9.11, ...`` of the first complete run."""
-    first = next((r for r in runs if r.complete), None)
-    found = sorted(first.versions.items()) if first else []
+    first = next(iter(complete(runs)), None)
+    found = sorted(first.tool_versions().items()) if first else []
     return "versions: " + ", ".join(f"{k} {v}" for k, v in found if v)
 
 
 def _what_ran(
     spec: Spec,
     layout: Layout,
-    runs: list[RunRecord],
+    runs: list[RunRow],
     damage: list[LogDamageRow] | None,
 ) -> tuple[list[str], list[str]]:
     """The title, the spec and versions; then the variants and the runs."""
-    complete = [r for r in runs if r.complete]
-    first = complete[0] if complete else None
+    done = complete(runs)
+    first = done[0] if done else None
     backend = backend_named(first.backend if first else None)
     head = _heading(spec, layout, runs, first, backend)
     if not backend.simulated:
-        head += [f"- note: {_real_time_note(complete)}"]
+        head += [f"- note: {_real_time_note(done)}"]
     lines = _variants_table(spec) + _runs_table(runs, backend, damage)
     return [*head, ""], lines + stale_runs(spec, runs)
 
@@ -125,8 +109,8 @@ def _what_ran(
 def _heading(
     spec: Spec,
     layout: Layout,
-    runs: list[RunRecord],
-    first: RunRecord | None,
+    runs: list[RunRow],
+    first: RunRow | None,
     backend: Backend,
 ) -> list[str]:
     """The title and description; the spec, backend, seeds, time and versions."""
@@ -150,7 +134,7 @@ def _heading(
     ]
 
 
-def _real_time_note(complete: list[RunRecord]) -> str:
+def _real_time_note(complete: list[RunRow]) -> str:
     """What real processes' timings show, and how long their bootstraps took."""
     return (
         "the local backend runs real tor processes on this machine with no link latency "
@@ -183,7 +167,7 @@ def _variants_table(spec: Spec) -> list[str]:
 
 
 def _runs_table(
-    runs: list[RunRecord], backend: Backend, damage: list[LogDamageRow] | None
+    runs: list[RunRow], backend: Backend, damage: list[LogDamageRow] | None
 ) -> list[str]:
     """Each run's status and the time of its phases, and the damaged log
     lines collection skipped where it counted them."""
@@ -198,7 +182,7 @@ def _runs_table(
             [
                 r.variant,
                 str(r.seed),
-                str(r.status),
+                r.status,
                 _phase(r, "generate"),
                 _phase(r, "simulate"),
                 *([_phase(r, "wait")] if real else []),
@@ -210,21 +194,12 @@ def _runs_table(
     )
 
 
-def stale_runs(spec: Spec, runs: list[RunRecord]) -> list[str]:
+def stale_runs(spec: Spec, runs: list[RunRow]) -> list[str]:
     """The complete runs whose identity differs from what the spec now gives
     (kept with --keep-stale), and whether the runs were made with more than
     one set of tool versions: a report never mixes runs silently."""
-    rows = []
-    tool_sets = set()
-    for r in runs:
-        if not r.complete:
-            continue
-        expected = spec_parts(spec, spec.variant(r.variant), r.seed, backend_named(r.backend))
-        changed = changed_parts(r.identity, expected)
-        if changed:
-            rows.append([f"{r.variant}/seed-{r.seed}", ", ".join(changed)])
-        if r.identity is not None:
-            tool_sets.add(str(r.identity.get("parts", {}).get(TOOLS_PART)))
+    rows = [[f"{r.variant}/seed-{r.seed}", ", ".join(changed)] for r, changed in stale(spec, runs)]
+    versions = tool_sets(runs)
     lines = []
     if rows:
         lines += [
@@ -235,10 +210,10 @@ def stale_runs(spec: Spec, runs: list[RunRecord]) -> list[str]:
             "",
             *table(["run", "what differs"], rows),
         ]
-    if len(tool_sets) > 1:
+    if len(versions) > 1:
         lines += [
             "",
-            f"**Tool versions:** the runs were made with {len(tool_sets)} different sets of "
+            f"**Tool versions:** the runs were made with {len(versions)} different sets of "
             "tool versions (each run's manifest.json says which).",
         ]
     return lines
@@ -303,8 +278,7 @@ def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) 
     """Compute each of ``analyses`` (the registry, runner.experiments) that
     the spec asks and write the report; the caller decides on exit codes."""
     damage = read_log_damage(layout.log_damage_csv)
-    runs = _runs(spec, layout)
-    measured_clients = {(r.variant, r.seed): r.measured_clients() for r in runs if r.complete}
+    runs = read_spec_runs(spec, layout)
     out = layout.report_dir
     work = partial_path(out)
     if work.exists():
@@ -317,7 +291,7 @@ def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) 
         layout,
         transfers,
         CIRCUITS.read(layout.circuits_csv),
-        measured_clients,
+        measured_clients(runs),
         answered_changes(found, transfers),
     )
     asked = [a for a in analyses if a.applies(spec)]
@@ -330,13 +304,13 @@ def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) 
         write_json_atomic(path, as_data(result))
         sections.append(analysis.render(result, inputs, work))
     by_analysis = [(a.name, s.failures) for a, s in zip(asked, sections, strict=True)]
-    run_failures = _run_failures(runs)
+    run_failures = failed(runs)
     damage_failures = [d.failure() for d in damage or [] if d.matters]
     failures = [f for s in sections for f in s.failures] + run_failures + damage_failures
     checks = checks_record(by_analysis, run_failures, damage_failures)
 
     head, ran = _what_ran(spec, layout, runs, damage)
-    cpu = [cpu_hours(spec, layout, a) for a in found]
+    cpu = [cpu_hours(spec, runs, a.hypothesis.variants) for a in found]
     records = [answer_record(a, c, spec.claims) for a, c in zip(found, cpu, strict=True)]
     # The results as data, beside the tables (runner.load reads them).
     write_json_atomic(layout.data_json("answers"), records)

@@ -27,7 +27,7 @@ from typing import Any
 from runner.errors import RunError
 from runner.execute.local.procs import die_with_parent, register, unregister
 from runner.execute.local.run import LocalRan
-from runner.manifest import RunRecord
+from runner.manifest import RunRecord, read_run
 from runner.network.backends import unshare_command
 
 REQUEST = "local-run.json"
@@ -41,11 +41,11 @@ def run_in_namespace(
     measure_s: float,
     on_progress: Callable[[int], None] | None = None,
 ) -> LocalRan:
-    """``run_local`` inside a new network namespace."""
+    """``run_local`` inside a new network namespace (``record``: as
+    run_local takes it; the child reads the run's own)."""
     request = run_dir / REQUEST
-    request.write_text(
-        json.dumps({"record": dict(record.data), "programs": programs, "measure_s": measure_s})
-    )
+    # The child reads the run's record itself: nothing writes it while it runs.
+    request.write_text(json.dumps({"programs": programs, "measure_s": measure_s}))
     cmd = [*unshare_command(), sys.executable, "-m", "runner.execute.local.netns", str(request)]
     proc = subprocess.Popen(
         cmd,
@@ -107,7 +107,7 @@ def main(request_path: str) -> int:
     die_with_parent()  # unshare's credentials change may have cleared it
     request = json.loads(Path(request_path).read_text())
     run_dir = Path(request_path).parent
-    record = RunRecord(request["record"])
+    record = read_run(run_dir)
 
     def stop(signum: int, frame: object) -> None:
         local_run.cancel.set()
