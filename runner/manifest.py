@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from runner.checks import Failure, failures_by_run
 
@@ -34,9 +34,31 @@ STATUS_FAILED = "failed"
 # Not a manifest's: what the runs table says of a run with none.
 STATUS_MISSING = "missing"
 
-# One host as generation records it (runner.network.generate.host_record):
-# role, class, measured, link, addresses, bandwidths, limits.
-HostInfo = dict[str, Any]
+# One host as generation records it (runner.network.generate.host_records).
+# Not every key is there in every manifest: older runs lack the later ones.
+HostInfo = TypedDict(
+    "HostInfo",
+    {
+        "role": str,
+        "class": str,
+        "variant": str,
+        "measured": bool,
+        "workload": str | None,
+        "link": str | None,
+        "client_relay": bool,
+        "client_relay_as": str | None,
+        "origin": str | None,  # the measured relay it was drawn as, if any
+        "torrc_sections": list[str],
+        # A relay's limit on non-relay clients: rate_bytes, burst_bytes, per_client.
+        "client_limit": dict[str, Any] | None,
+        "ip": str,
+        "region": str,
+        "network_node_id": int,
+        "bandwidth_up_bits": int,
+        "bandwidth_down_bits": int,
+    },
+    total=False,
+)
 
 
 @dataclass(frozen=True)
@@ -167,14 +189,14 @@ class RunRecord:
         """The report's failed checks that are this run's (as the last compare found)."""
         return [str(text) for text in self.document.get("checks_failed", [])]
 
-    def with_fields(self, **fields: Any) -> RunRecord:
+    def _with(self, **fields: Any) -> RunRecord:
         return RunRecord({**self.document, **fields})
 
-    def with_phases(self, **seconds: float) -> RunRecord:
+    def _with_phases(self, **seconds: float) -> RunRecord:
         """With these phases' wall seconds (``generate=1.2``: ``generate_s``)."""
         phases = dict(self.document.get("phases") or {})
         phases |= {f"{name}_s": value for name, value in seconds.items()}
-        return self.with_fields(phases=phases)
+        return self._with(phases=phases)
 
 
 def read_run(run_dir: Path) -> RunRecord:
@@ -192,10 +214,6 @@ def read_run_if_any(run_dir: Path) -> RunRecord | None:
         return None
 
 
-def has_record(run_dir: Path) -> bool:
-    return (run_dir / MANIFEST).is_file()
-
-
 def write_run(run_dir: Path, record: RunRecord) -> None:
     write_json_atomic(run_dir / MANIFEST, dict(record.document))
 
@@ -204,12 +222,6 @@ def run_status(run_dir: Path) -> str | None:
     """The status of a run directory, or None if it has no readable manifest."""
     record = read_run_if_any(run_dir)
     return None if record is None else str(record.document.get("status"))
-
-
-def run_cpu_seconds(run_dir: Path) -> float | None:
-    """The CPU seconds a run used in all its phases; None if it does not say."""
-    record = read_run_if_any(run_dir)
-    return None if record is None else record.cpu_seconds
 
 
 def record_generated(
@@ -266,14 +278,16 @@ def record_local_clock(
     process_cpu_s: dict[str, dict[str, float]],
     bootstrap_s: float,
     measure_s: float,
+    phases_s: dict[str, float],
 ) -> RunRecord:
-    """A local run's clock, its processes' CPU and the measured period as it
-    ran in real time (the tables read them); not yet written."""
-    return record.with_fields(
+    """A local run's clock, its processes' CPU, the measured period as it
+    ran in real time (the tables read them) and the wall seconds of its
+    phases (``bootstrap_s``, ``traffic_s``); not yet written."""
+    return record._with(
         clock_epoch=clock_epoch,
         cpu_s=process_cpu_s,
         duration={"bootstrap_s": bootstrap_s, "measure_s": measure_s},
-    )
+    )._with_phases(**{name.removesuffix("_s"): seconds for name, seconds in phases_s.items()})
 
 
 def record_simulated(
@@ -287,7 +301,7 @@ def record_simulated(
     placement: WhereRan,
 ) -> RunRecord:
     """Write the run's record as complete, with its cost and where it ran."""
-    done = record.with_phases(simulate=work_s, wait=waited_s).with_fields(
+    done = record._with_phases(simulate=work_s, wait=waited_s)._with(
         **{CPU_PHASES: {"generate": generate_cpu_s, "simulate": simulate_cpu_s}},
         placement=asdict(placement),
         status=STATUS_COMPLETE,
@@ -298,8 +312,8 @@ def record_simulated(
 
 def record_failed(run_dir: Path, error: str) -> None:
     """Mark a generated run failed, with why; nothing where it was never generated."""
-    if has_record(run_dir):
-        write_run(run_dir, read_run(run_dir).with_fields(status=STATUS_FAILED, error=error))
+    if (run_dir / MANIFEST).is_file():
+        write_run(run_dir, read_run(run_dir)._with(status=STATUS_FAILED, error=error))
 
 
 def record_collected(
@@ -307,10 +321,10 @@ def record_collected(
 ) -> RunRecord:
     """Write the time collection took on the run (its CPU where the run
     records CPU at all)."""
-    collected = record.with_phases(collect=collect_s)
+    collected = record._with_phases(collect=collect_s)
     cpu = record.document.get(CPU_PHASES)
     if isinstance(cpu, dict):
-        collected = collected.with_fields(**{CPU_PHASES: cpu | {"collect": collect_cpu_s}})
+        collected = collected._with(**{CPU_PHASES: cpu | {"collect": collect_cpu_s}})
     write_run(run_dir, collected)
     return collected
 
@@ -342,6 +356,6 @@ def record_check_failures(
             continue
         mine = [str(f) for f in by_run.get(run, [])]
         if record.document.get("checks_failed", []) != mine:
-            write_run(run_dir, record.with_fields(checks_failed=mine))
+            write_run(run_dir, record._with(checks_failed=mine))
         marked += bool(mine)
     return marked

@@ -14,10 +14,15 @@ from __future__ import annotations
 import ast
 import json
 from collections.abc import Iterator
+from dataclasses import asdict
 from pathlib import Path
+
+import pytest
 
 from runner.analyses.runs import cpu_hours, failed, missing, spec_runs, stale
 from runner.checks import Failure
+from runner.execute.local import execution
+from runner.execute.local.run import PROCESSES_CPU, LocalRan
 from runner.manifest import (
     STATUS_COMPLETE,
     RunRecord,
@@ -26,6 +31,7 @@ from runner.manifest import (
     record_collected,
     write_run,
 )
+from runner.network.backends import NAMESPACE
 from runner.tables.runs import RUNS, run_rows
 from tests.conftest import FIXTURES, ROOT, fixture_results, fixture_spec
 
@@ -197,3 +203,39 @@ def test_a_runs_checks_are_recorded_and_cleared(tmp_path: Path) -> None:
     assert read_run(run_dir).checks_failed == ["a/seed-1 relay1: idle"]
     assert record_check_failures(runs, []) == 0
     assert read_run(run_dir).checks_failed == []
+
+
+def test_a_local_run_records_its_clock_cpu_and_phases(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a local run gives back lands in its record, and crosses from a
+    network namespace's child as JSON unchanged."""
+    generated = {
+        "variant": "a",
+        "seed": 1,
+        "local_network": NAMESPACE,
+        "clock_epoch": 0,
+        "status": "generated",
+        "duration": {"bootstrap_s": 300.0, "measure_s": 60.0},
+        "hosts": {},
+        "phases": {"generate_s": 1.0},
+    }
+    write_run(tmp_path, RunRecord(generated))
+    ran = LocalRan(
+        {"bootstrap_s": 20.0, "traffic_s": 60.0, PROCESSES_CPU: 12.5},
+        1000.0,
+        {"relay1": {"tor": 2.0}},
+        25.0,
+        60.0,
+    )
+    assert LocalRan(**json.loads(json.dumps(asdict(ran)))) == ran
+    monkeypatch.setattr(execution, "run_in_namespace", lambda *args: ran)
+    result = execution.LocalExecution().run(
+        tmp_path, {}, 60.0, 1, lambda phase: None, lambda pct: None, None, False
+    )
+    record = result.record
+    assert result.cpu_s == 12.5
+    assert (record.clock_epoch, record.bootstrap_s, record.measure_s) == (1000.0, 25.0, 60.0)
+    assert record.process_cpu_s == {"relay1": {"tor": 2.0}}
+    assert [record.phase_s(p) for p in ("generate", "bootstrap", "traffic")] == [1.0, 20.0, 60.0]
+    assert list(record.document) == [*generated, "cpu_s"]

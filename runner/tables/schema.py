@@ -26,6 +26,7 @@ from runner.logs import oniontrace as parse_oniontrace
 from runner.logs import tgen as parse_tgen
 from runner.logs.run_logs import RunLogs
 from runner.logs.tgen import Transfer
+from runner.manifest import HostInfo
 from runner.spec.model import CLIENT_RELAY, RELAY_ROLES, client_relay_load_role
 from runner.tables.table import Table, column
 
@@ -335,7 +336,7 @@ def _p90(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
 
 
-def load_role(info: dict[str, Any]) -> str | None:
+def load_role(info: HostInfo) -> str | None:
     """The role a host's load is counted under: its relay role, or for a
     client that also runs a relay ``client-relay-<position>``; None for
     hosts that relay nothing."""

@@ -87,5 +87,6 @@ class LocalExecution:
             process_cpu_s=ran.process_cpu_s,
             bootstrap_s=ran.bootstrap_s,
             measure_s=ran.measure_s,
-        ).with_phases(**{name.removesuffix("_s"): seconds for name, seconds in phases.items()})
+            phases_s=phases,
+        )
         return Ran(record, cpu_s, time.monotonic() - started, waited)

@@ -90,7 +90,7 @@ def _command(
     program: str,
     args: list[str],
     host: str,
-    info: dict[str, Any],
+    info: HostInfo,
     programs: dict[str, str],
     home: Path,
 ) -> tuple[list[str], dict[str, str] | None]:
