@@ -119,7 +119,7 @@ def _heading(
         lines += [spec.description, ""]
     return lines + [
         f"- spec: `{spec.path}` (sha256 `{spec.sha256[:16]}`)",
-        f"- backend: {first.backend if first else 'n/a'}",
+        f"- backend: {(first.backend if first else '') or 'n/a'}",
         f"- seeds: {', '.join(map(str, spec.seeds))}; baseline variant: `{spec.baseline}`",
         *_fewer_seeds_line(spec),
         *_rounds_line(spec, layout),
