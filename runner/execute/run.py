@@ -36,7 +36,6 @@ from runner.manifest import (
     read_run_if_any,
     record_failed,
     record_simulated,
-    run_status,
 )
 from runner.network.backends import SHADOW, Backend
 from runner.network.generate import PATCHED_TOR, Tools
@@ -53,11 +52,6 @@ class RunOutcome:
     status: str  # complete, failed, skipped
     run_dir: Path
     error: str | None = None
-
-
-def run_backend(run_dir: Path) -> str | None:
-    record = read_run_if_any(run_dir)
-    return None if record is None else str(record.backend)
 
 
 def resolve_tools(spec: Spec | None = None, backend: Backend = SHADOW) -> Tools:
@@ -327,13 +321,14 @@ def choose_runs(
     choices = []
     for variant, seed in spec.runs():
         run_dir = layout.run_dir(variant.name, seed)
-        complete = run_status(run_dir) == STATUS_COMPLETE and run_backend(run_dir) == backend.name
+        record = read_run_if_any(run_dir)
+        complete = record is not None and record.complete and record.backend == backend.name
         changed: list[str] = []
-        if complete:
+        if record is not None and complete:
             expected = spec_parts(spec, variant, seed, backend)
             if versions is not None:
                 expected[TOOLS_PART] = digest(versions)
-            changed = changed_parts(read_run(run_dir).identity, expected)
+            changed = changed_parts(record.identity, expected)
         choices.append(RunChoice(variant.name, seed, run_dir, complete, tuple(changed)))
     return choices
 
