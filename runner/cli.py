@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -156,6 +157,7 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
     from runner.execute.cluster.options import parse_executor
     from runner.execute.progress import outcome_line
     from runner.execute.run import run_experiment
+    from runner.tables.collect import logged_rows
 
     layout = _layout(spec, args)
     executor = make_executor(
@@ -173,7 +175,9 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
         executor=executor,
         keep_stale=args.keep_stale,
         retry_failed=args.retry_failed,
-        measure_params=lambda variant, seed: measured_params(layout, variant, seed),
+        measure_params=lambda variant, seed: measured_params(
+            partial(logged_rows, layout), variant, seed
+        ),
     )
     failed = [o for o in outcomes if o.status == "failed"]
     for o in failed:
@@ -216,15 +220,20 @@ def _compare(spec: Spec, args: argparse.Namespace) -> int:
     from runner.experiments import ANALYSES
     from runner.manifest import record_check_failures
     from runner.report.assemble import write_report
+    from runner.tables.runs import write_runs
 
     layout = _layout(spec, args)
     if not _has_tables(layout, spec, "compare"):
         return 1
+    # The report reads the runs as the run directories hold them now.
+    write_runs(spec, layout)
     result = write_report(spec, layout, ANALYSES)
     for failure in result.failures:
         print(f"CHECK FAILED: {failure}", file=sys.stderr)
     runs = {(v.name, s): layout.run_dir(v.name, s) for v, s in spec.runs()}
-    if record_check_failures(runs, result.failures):
+    marked = record_check_failures(runs, result.failures)
+    write_runs(spec, layout)  # with the checks each run failed
+    if marked:
         print(
             "The runs whose checks failed are kept and reported; "
             "`run` or `experiment` with --retry-failed runs them again.",
@@ -315,6 +324,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from runner.experiments import load_spec
     from runner.manifest import write_json_atomic
     from runner.report.seed_plan import render
+    from runner.tables.runs import write_runs
     from runner.tables.schema import CLIENTS, RELAY_LOAD, TRANSFERS
 
     target = None
@@ -340,6 +350,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    write_runs(spec, layout)  # the pilot's costs, as its run directories hold them now
     transfers = TRANSFERS.read(layout.transfers_csv)
     clients = CLIENTS.read_from(layout)
     plan = make_plan(

@@ -17,6 +17,7 @@ import yaml
 from runner.datasets import FOLDER, DataFile, data_dir
 from runner.experiments import load_spec
 from runner.layout import Layout
+from runner.manifest import RunRecord, read_run, write_run
 from runner.spec.matrix import expand_spec
 from runner.spec.model import Spec
 from runner.tools.prereqs import find
@@ -24,6 +25,15 @@ from runner.tools.prereqs import find
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CI_SMALL = ROOT / "configs" / "ci-small.yaml"
+
+
+def read_manifest(run_dir: Path) -> dict[str, Any]:
+    """A run's manifest as the JSON holds it, to look into or change in a test."""
+    return dict(read_run(run_dir).document)
+
+
+def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
+    write_run(run_dir, RunRecord(manifest))
 
 
 def _missing(names: tuple[str, ...]) -> list[str]:
@@ -250,15 +260,17 @@ def _fixture_hosts(experiment: Path, variant: str, seed: int) -> dict[str, dict[
 def fixture_results(name: str, root: Path, spec: Spec | None = None) -> tuple[Spec, Layout]:
     """A results folder under ``root`` made from a committed results fixture
     (``tests/fixtures/<name>``: a real run's tables): its tables, the ones
-    it leaves out written empty, and a complete manifest for each run with
-    the hosts its tables name (or the fixture's own manifests, runs.json).
+    it leaves out written empty, a complete manifest for each run with
+    the hosts its tables name (or the fixture's own manifests, runs.json),
+    and the runs table collect would write from those manifests.
     ``spec``: the fixture's spec changed where a run's identity does not
     look (its hypotheses, say), instead of the fixture's own."""
     from runner.experiments import TABLES
-    from runner.manifest import STATUS_COMPLETE, write_manifest
+    from runner.manifest import STATUS_COMPLETE
     from runner.network.backends import SHADOW
     from runner.network.identity import run_identity
     from runner.tables.collect import tables
+    from runner.tables.runs import write_runs
 
     spec = spec or fixture_spec(name)
     layout = Layout(root, spec.name)
@@ -292,6 +304,8 @@ def fixture_results(name: str, root: Path, spec: Spec | None = None) -> tuple[Sp
             run_dir = layout.run_dir(variant.name, seed)
             run_dir.mkdir(parents=True)
             write_manifest(run_dir, manifest)
+    # The runs table, as collect writes it, from those records.
+    write_runs(spec, layout)
     return spec, layout
 
 

@@ -28,8 +28,7 @@ class HostsRow:
 
 
 def _hosts_rows(logs: RunLogs) -> list[HostsRow]:
-    m = logs.manifest
-    return [HostsRow(m["variant"], m["seed"], len(m["hosts"]))]
+    return [HostsRow(logs.run.variant, logs.run.seed, len(logs.run.hosts))]
 
 
 def _hosts_result(inp: Inputs) -> dict[str, int]:

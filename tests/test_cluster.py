@@ -28,7 +28,6 @@ from runner.execute.cpus import OFF, OWN_CPUS
 from runner.execute.run import RunOutcome, run_experiment
 from runner.experiments import parse_spec
 from runner.layout import Layout
-from runner.manifest import read_manifest
 from runner.network.backends import SHADOW
 from runner.spec.model import Spec
 from tests.cluster_fixtures import (
@@ -38,7 +37,7 @@ from tests.cluster_fixtures import (
     start_dask,
     start_slurm,
 )
-from tests.conftest import CI_SMALL, ROOT, needs_shadow, needs_tor
+from tests.conftest import CI_SMALL, ROOT, needs_shadow, needs_tor, read_manifest
 
 pytest.importorskip("distributed", reason="dask.distributed is not installed (make setup)")
 

@@ -44,6 +44,7 @@ from runner.experiments.congestion.tables import (
 from runner.experiments.mctor.tables import PlacementRow
 from runner.layout import SHADOW_DATA
 from runner.logs.run_logs import RunLogs
+from runner.manifest import RunRecord
 from runner.spec.model import Variant
 from runner.tables.schema import TransferRow
 from tests.conftest import FIXTURES
@@ -101,7 +102,7 @@ def test_collect_takes_each_hosts_last_totals(tmp_path: Path) -> None:
             "server1exit": {"role": "server"},
         },
     }
-    rows = list(HOP_FEEDBACK.rows(RunLogs(tmp_path, manifest)))
+    rows = list(HOP_FEEDBACK.rows(RunLogs(tmp_path, RunRecord(manifest))))
     assert [r.host for r in rows] == ["relay11middle", "relay1exit"]
     HOP_FEEDBACK.write(tmp_path, rows)
     back = HOP_FEEDBACK.read(tmp_path / "hop_feedback.csv")
@@ -352,7 +353,7 @@ def test_collect_takes_each_hosts_last_n23_and_hop_window_totals(tmp_path: Path)
         "seed": 1,
         "hosts": {"relay8middle": {"role": "middle"}, "relay2exit": {"role": "exit"}},
     }
-    logs = RunLogs(tmp_path, manifest)
+    logs = RunLogs(tmp_path, RunRecord(manifest))
     N23.write(tmp_path, list(N23.rows(logs)))
     HOP_WINDOW.write(tmp_path, list(HOP_WINDOW.rows(logs)))
     (n23,) = N23.read(tmp_path / "n23.csv")

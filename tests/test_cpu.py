@@ -9,6 +9,7 @@ import pytest
 from runner.analyses.cpu import per_run, relay_cpu
 from runner.execute.local.procs import process_cpu_seconds
 from runner.execute.local.run import measured_cpu
+from runner.manifest import RunRecord
 from runner.spec.model import ALL_RELAYS
 from runner.tables.schema import ProcessCpu, process_cpu_rows
 
@@ -39,7 +40,7 @@ def test_measured_cpu_counts_only_the_measured_period() -> None:
 
 class _Logs:
     def __init__(self, manifest: dict) -> None:  # type: ignore[type-arg]
-        self.manifest = manifest
+        self.run = RunRecord(manifest)
 
 
 def test_the_table_reads_the_manifest_and_is_empty_under_shadow() -> None:

@@ -18,11 +18,10 @@ from runner.execute.generation import Generators
 from runner.execute.run import run_experiment
 from runner.experiments import parse_spec
 from runner.layout import Layout
-from runner.manifest import read_manifest
 from runner.network.backends import SHADOW
 from runner.network.generate import Tools, generate_run
 from runner.tools.prereqs import find
-from tests.conftest import needs_tor
+from tests.conftest import needs_tor, read_manifest
 
 # Long beside a run's own generation (about 1 s, several on a loaded machine),
 # so that the runs beside the slow one finish theirs while it still waits.

@@ -17,9 +17,8 @@ import yaml
 
 from runner.execute.local.netns import CONNECTIONS
 from runner.experiments import load_spec
-from runner.manifest import read_manifest
 from runner.network.backends import LOCAL, namespace_refused
-from tests.conftest import ROOT, needs_tor
+from tests.conftest import ROOT, needs_tor, read_manifest
 
 pytestmark = [needs_tor, pytest.mark.slow]
 

@@ -18,6 +18,7 @@ from runner.layout import SHADOW_DATA
 from runner.logs.bandwidth import parse_lines as parse_bandwidth
 from runner.logs.run_logs import RunLogs
 from runner.logs.tgen import parse_lines as parse_tgen
+from runner.manifest import RunRecord
 from runner.network.generate import cross_flows
 from runner.network.plan import plan_network
 from runner.network.schedule import host_processes
@@ -134,7 +135,7 @@ def _load_run(tmp_path: Path, host: str, hosts: dict[str, Any]) -> RunLogs:
         "duration": {"bootstrap_s": 300.0, "measure_s": 300.0},
         "hosts": hosts,
     }
-    return RunLogs(run, manifest)
+    return RunLogs(run, RunRecord(manifest))
 
 
 def _measured_seconds() -> list[Any]:

@@ -3,6 +3,7 @@ seed (``consensus_from``): how a spec gives them, the order runs go in, the
 identity of a measured run, the value read from a run's real tgen logs."""
 
 import shutil
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +17,14 @@ from runner.execute.run import run_experiment, with_measured
 from runner.experiments import parse_spec
 from runner.layout import Layout
 from runner.logs.run_logs import RunLogs
-from runner.manifest import read_manifest, run_status, write_manifest
+from runner.manifest import read_run, run_status
 from runner.network.backends import SHADOW
 from runner.network.generate import Tools
 from runner.network.identity import spec_parts
 from runner.spec.model import Spec, Variant
+from runner.tables.collect import logged_rows
 from runner.tables.schema import CLIENTS, TRANSFERS
-from tests.conftest import FIXTURES, needs_tor
+from tests.conftest import FIXTURES, needs_tor, read_manifest, write_manifest
 from tests.test_run import _stand_in_paths
 
 MEASURED = {"perconnbwrate": {"variant": "conflux-off", "class": "perf", "times": 0.5}}
@@ -122,7 +124,7 @@ def test_measured_variants_run_after_the_runs_they_are_measured_from(
         reference = layout.run_dir("conflux-off", seed)
         asked.append((variant.name, seed, run_status(reference)))
         _complete_with_real_logs(layout, "conflux-off", seed)
-        return measured_params(layout, variant, seed)
+        return measured_params(partial(logged_rows, layout), variant, seed)
 
     outcomes = run_experiment(spec, layout, [], 2, tools, SHADOW, measure_params=measure)
     assert {(o.variant, o.seed): o.status for o in outcomes} == {
@@ -136,7 +138,7 @@ def test_measured_variants_run_after_the_runs_they_are_measured_from(
     manifest = read_manifest(layout.run_dir("conflux-on", 1))
     logs = RunLogs(
         layout.run_dir("conflux-off", 1),
-        read_manifest(layout.run_dir("conflux-off", 1)),
+        read_run(layout.run_dir("conflux-off", 1)),
         {"tor": ()},
     )
     rates = [
@@ -170,7 +172,9 @@ def test_a_failed_reference_fails_the_runs_measured_from_it(
         2,
         tools,
         SHADOW,
-        measure_params=lambda variant, seed: measured_params(layout, variant, seed),
+        measure_params=lambda variant, seed: measured_params(
+            partial(logged_rows, layout), variant, seed
+        ),
     )
     failed = {(o.variant, o.seed): o.error or "" for o in outcomes if o.status == "failed"}
     assert set(failed) == {
@@ -188,4 +192,4 @@ def test_a_failed_reference_fails_the_runs_measured_from_it(
 def test_a_reference_without_clients_of_the_class_is_named(tmp_path: Path) -> None:
     layout = Layout(tmp_path, "exp")
     with pytest.raises(RunError, match="not complete"):
-        class_bandwidth(layout, "unlimited", 3, "bulk")
+        class_bandwidth(partial(logged_rows, layout), "unlimited", 3, "bulk")

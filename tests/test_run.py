@@ -16,13 +16,14 @@ from runner.cli import main
 from runner.execute.run import run_experiment
 from runner.experiments import parse_spec
 from runner.layout import Layout, stale_path
-from runner.manifest import read_manifest, record_check_failures, write_manifest
+from runner.manifest import read_run, record_check_failures
 from runner.network.backends import SHADOW
 from runner.network.generate import Tools
 from runner.report.assemble import stale_runs
 from runner.spec.model import Spec
+from runner.tables.runs import run_row, run_rows
 from runner.tools.prereqs import find
-from tests.conftest import needs_tor
+from tests.conftest import needs_tor, read_manifest, write_manifest
 
 FAKE_SHADOW = """#!/bin/sh
 # Stands in for Shadow: fails in the conflux-on runs, succeeds elsewhere.
@@ -121,10 +122,7 @@ def test_a_changed_spec_re_runs_exactly_the_runs_it_changes(
     out = capsys.readouterr().out
     assert "2 complete runs differ from what the spec now gives; kept" in out
     assert "conflux-on/seed-1: variant changed" in out
-    manifests = [
-        read_manifest(layout.run_dir(v.name, s)) for v in changed.variants for s in changed.seeds
-    ]
-    listed = "\n".join(stale_runs(changed, manifests))
+    listed = "\n".join(stale_runs(changed, run_rows(changed, layout)))
     assert "**Stale runs:** 2 complete runs" in listed
     assert "| conflux-on/seed-2 | variant |" in listed and "conflux-off" not in listed
 
@@ -140,7 +138,7 @@ def test_a_changed_spec_re_runs_exactly_the_runs_it_changes(
     new = read_manifest(layout.run_dir("conflux-on", 1))["identity"]["fingerprint"]
     assert new != old
     assert not stale_path(layout.run_dir("conflux-on", 1)).exists()  # removed once replaced
-    assert stale_runs(changed, [read_manifest(layout.run_dir("conflux-on", 1))]) == []
+    assert stale_runs(changed, [run_row(read_run(layout.run_dir("conflux-on", 1)))]) == []
 
     # Other tool versions re-run everything.
     newer = Tools(paths, {"shadow": "3.4.0"})

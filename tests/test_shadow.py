@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runner.manifest import read_manifest
-from tests.conftest import ROOT, needs_shadow
+from tests.conftest import ROOT, needs_shadow, read_manifest
 
 pytestmark = [pytest.mark.shadow, pytest.mark.slow, needs_shadow]
 

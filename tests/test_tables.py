@@ -15,6 +15,7 @@ import pytest
 import runner
 from runner.errors import TableError
 from runner.experiments import TABLES
+from runner.tables.runs import RUNS
 from runner.tables.schema import LOG_DAMAGE, TRANSFERS
 from runner.tables.table import Table, column
 from tests.conftest import ROOT, fixture_report, fixture_spec
@@ -40,7 +41,7 @@ ROWS = [
 
 
 def test_every_registered_table_has_typed_unique_columns() -> None:
-    for table in (*TABLES, LOG_DAMAGE):
+    for table in (*TABLES, LOG_DAMAGE, RUNS):
         names = table.columns
         assert len(names) == len(set(names)), table.name
         assert {"variant", "seed"} <= set(names), table.name
@@ -139,7 +140,7 @@ def test_loaded_results_print_as_a_short_summary_naming_their_tables(tmp_path: P
 
 def test_the_table_reference_names_every_table_and_column() -> None:
     text = (ROOT / "docs" / "tables.md").read_text()
-    for table in (*TABLES, LOG_DAMAGE):
+    for table in (*TABLES, LOG_DAMAGE, RUNS):
         assert table.name in text, table.name
         missing = [c for c in table.columns if f"`{c}`" not in text]
         assert missing == [], f"{table.name}: {missing}"

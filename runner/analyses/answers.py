@@ -62,7 +62,6 @@ from runner.analyses.stats import (
 )
 from runner.analyses.transfers import METRICS
 from runner.layout import Layout
-from runner.manifest import run_cpu_seconds
 from runner.spec.claims import METRIC_READINGS, ClaimsLedger
 from runner.spec.hypotheses import QUANTILE_METRICS, Hypothesis
 from runner.spec.model import Spec
@@ -398,23 +397,6 @@ def answer(
     """One hypothesis on its own, at level ``alpha`` (see ``observe``)."""
     o = observe(h, transfers, bandwidths, rounds, design, seeds_ran)
     return with_prediction(answer_at(o, alpha), o)
-
-
-def cpu_hours(spec: Spec, layout: Layout, a: Answer) -> float | None:
-    """The CPU-hours of the runs behind an answer (every variant it reads,
-    an interaction's pair too, at every seed in use); None if a run did not
-    record them."""
-    total = 0.0
-    for variant in a.hypothesis.variants:
-        for seed in spec.seeds_of(variant):
-            run_dir = layout.run_dir(variant, seed)
-            if not run_dir.is_dir():
-                continue
-            seconds = run_cpu_seconds(run_dir)
-            if seconds is None:
-                return None
-            total += seconds
-    return total / 3600
 
 
 def hypothesis_rounds(spec: Spec, layout: Layout, transfers: Sequence[TransferRow]) -> list[Round]:

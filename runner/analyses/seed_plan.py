@@ -29,7 +29,8 @@ The cost of a run is fitted on the pilot's runs as a fixed part (the
 network's bootstrap and idle traffic, growing with relays and with the
 simulated time) plus a part that grows with the payload the measured
 clients moved (which grows with their number, and with the measurement
-time), from the CPU seconds each run recorded (runner/manifest.py).
+time), from the CPU seconds each run recorded (the runs table,
+runner/tables/runs.py).
 """
 
 from __future__ import annotations
@@ -75,18 +76,14 @@ from runner.analyses.power import (
     simulate_rounds,
 )
 from runner.analyses.rounds import Round
+from runner.analyses.runs import complete, read_spec_runs
 from runner.analyses.seed_rounds import variants_compared
 from runner.analyses.sequential import ALPHA, SequentialDesign
 from runner.analyses.stats import ClientValues, resample_clients, resample_within
 from runner.layout import Layout
-from runner.manifest import (
-    STATUS_COMPLETE,
-    read_manifest,
-    run_cpu_seconds,
-    run_status,
-)
 from runner.spec.hypotheses import Hypothesis
 from runner.spec.model import Spec
+from runner.tables.runs import RunRow
 from runner.tables.schema import RelayLoad, TransferRow
 
 PROBABILITY = 0.8
@@ -609,13 +606,9 @@ class Plan:
         return cheapest(self.predictions)
 
 
-def _hosts(manifest: dict[str, Any]) -> tuple[int, int, int, int]:
+def _hosts(run: RunRow) -> tuple[int, int, int, int]:
     """(measured clients, clients, relays, all hosts) of a run."""
-    hosts = manifest.get("hosts", {}).values()
-    measured = sum(1 for h in hosts if h.get("measured"))
-    clients = sum(1 for h in hosts if h.get("role") == "client")
-    relays = sum(1 for h in hosts if h.get("role") in ("guard", "middle", "exit"))
-    return measured, clients, relays, len(hosts)
+    return len(run.measured_clients), run.clients, run.relays, run.hosts
 
 
 def design_size(spec: Spec) -> tuple[int, int]:
@@ -742,22 +735,14 @@ def _pilot_runs(
         if t.measured and t.success:
             moved[(t.variant, t.seed)] = moved.get((t.variant, t.seed), 0.0) + t.size
     costs, shapes, placements = [], [], []
-    for variant, seed in spec.runs():
-        run_dir = layout.run_dir(variant.name, seed)
-        if run_status(run_dir) != STATUS_COMPLETE:
+    for run in complete(read_spec_runs(spec, layout)):
+        shapes.append(_hosts(run))
+        if run.cpu_s is None:
             continue
-        manifest = read_manifest(run_dir)
-        shapes.append(_hosts(manifest))
-        cpu = run_cpu_seconds(run_dir)
-        if cpu is None:
-            continue
-        wall = sum(
-            float(manifest.get("phases", {}).get(k, 0.0))
-            for k in ("generate_s", "simulate_s", "collect_s")
-        )
-        costs.append(RunCost(variant.name, seed, cpu, wall, moved.get((variant.name, seed), 0.0)))
-        placement = manifest.get("placement")
-        placements.append(placement if isinstance(placement, dict) else {})
+        wall = sum(run.phase_s(name) or 0.0 for name in ("generate", "simulate", "collect"))
+        moved_bytes = moved.get((run.variant, run.seed), 0.0)
+        costs.append(RunCost(run.variant, run.seed, run.cpu_s, wall, moved_bytes))
+        placements.append({"node": run.node, "jobs": run.jobs, "machine_cpus": run.machine_cpus})
     return costs, shapes, placements
 
 

@@ -19,7 +19,9 @@ from runner.analyses.seed_rounds import seeds_in_use
 from runner.bench.results_table import add_section_rows, code_commit, machine
 from runner.experiments import ANALYSES, load_spec
 from runner.layout import Layout
+from runner.manifest import STATUS_MISSING
 from runner.report.assemble import write_report
+from runner.tables.runs import write_runs
 
 SECTION = "## Report writing"
 INTRO = (
@@ -50,9 +52,10 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    runs = sum(1 for v, seed in spec.runs() if layout.run_dir(v.name, seed).is_dir())
     with layout.transfers_csv.open() as table:
         transfers = sum(1 for _ in table) - 1
+    # As `runner compare` does before its report; the runs that were made.
+    runs = sum(1 for r in write_runs(spec, layout) if r.status != STATUS_MISSING)
     started, cpu_started = time.monotonic(), time.process_time()
     write_report(spec, layout, ANALYSES)
     wall, cpu = time.monotonic() - started, time.process_time() - cpu_started

@@ -23,7 +23,7 @@ from runner.execute.cpus import OFF, OWN_CPUS, PINNING_MODES, SHARED, usable_cpu
 from runner.execute.run import resolve_tools, run_experiment
 from runner.experiments import load_spec
 from runner.layout import Layout
-from runner.manifest import read_manifest
+from runner.manifest import read_run
 from runner.network.backends import SHADOW
 
 SECTION = "## Runs at once"
@@ -90,8 +90,8 @@ def main(argv: list[str] | None = None) -> int:
                 if any(o.status != "complete" for o in outcomes):
                     print(f"jobs {jobs}, {mode}: a run failed; no row", file=sys.stderr)
                     return 1
-                simulate = [read_manifest(o.run_dir)["phases"]["simulate_s"] for o in outcomes]
-                threads = read_manifest(outcomes[0].run_dir)["placement"]["threads"]
+                simulate = [read_run(o.run_dir).phase_s("simulate") or 0.0 for o in outcomes]
+                threads = read_run(outcomes[0].run_dir).placement["threads"]
             row = (
                 f"| {today} | {machine()} | {spec.name} | {runs} | {jobs} | {threads} | {mode} "
                 f"| {wall:.0f} | {runs * 3600 / wall:.0f} | {sum(simulate) / len(simulate):.0f} "

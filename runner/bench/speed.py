@@ -19,7 +19,7 @@ from runner.bench.results_table import machine
 from runner.execute.run import resolve_tools, run_experiment
 from runner.experiments import TABLES, load_spec
 from runner.layout import Layout
-from runner.manifest import read_manifest
+from runner.manifest import read_run
 from runner.network.backends import BACKENDS
 from runner.tables.collect import collect
 from runner.tools.prereqs import default_backend
@@ -55,14 +55,18 @@ def main(argv: list[str] | None = None) -> int:
         peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         today = datetime.now(UTC).strftime("%Y-%m-%d")
         for o in outcomes:
-            phases = read_manifest(o.run_dir)["phases"]
+            record = read_run(o.run_dir)
             # Shadow's bootstrap is simulated time inside "simulate"; the local
             # backend's is wall time until every client's tor has bootstrapped.
-            bootstrap = f"{phases['bootstrap_s']:.1f}" if "bootstrap_s" in phases else "–"
+            bootstrap_s = record.phase_s("bootstrap")
+            bootstrap = "–" if bootstrap_s is None else f"{bootstrap_s:.1f}"
+            generate_s, simulate_s, collect_s = (
+                record.phase_s(name) or 0.0 for name in ("generate", "simulate", "collect")
+            )
             rows.append(
                 f"| {today} | {machine()} | {spec.name} | {backend.name} "
-                f"| {o.variant}/seed-{o.seed} | {phases['generate_s']:.1f} | {bootstrap} "
-                f"| {phases['simulate_s']:.1f} | {phases['collect_s']:.2f} | {peak_mib:.0f} "
+                f"| {o.variant}/seed-{o.seed} | {generate_s:.1f} | {bootstrap} "
+                f"| {simulate_s:.1f} | {collect_s:.2f} | {peak_mib:.0f} "
                 f"| {versions} |\n"
             )
     out = Path(args.out)

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from runner.execute.cpus import Placement
+from runner.manifest import RunRecord
 from runner.network.backends import Backend
 from runner.spec.model import Spec
 
@@ -21,7 +22,7 @@ from runner.spec.model import Spec
 class Ran:
     """What one run gives back."""
 
-    manifest: dict[str, Any]  # the run's manifest, with what the run recorded in it
+    record: RunRecord  # the run's record, with what the run recorded in it
     cpu_s: float  # CPU seconds the run's processes used
     work_s: float  # wall seconds the run took, waiting aside
     waited_s: float  # wall seconds it first waited for this machine

@@ -29,12 +29,13 @@ from runner.execute.local.procs import kill_all
 from runner.execute.progress import Progress
 from runner.layout import Layout, stale_path
 from runner.manifest import (
-    CPU_PHASES,
     STATUS_COMPLETE,
     STATUS_FAILED,
-    read_manifest,
-    run_status,
-    write_manifest,
+    WhereRan,
+    read_run,
+    read_run_if_any,
+    record_failed,
+    record_simulated,
 )
 from runner.network.backends import SHADOW, Backend
 from runner.network.generate import PATCHED_TOR, Tools
@@ -51,13 +52,6 @@ class RunOutcome:
     status: str  # complete, failed, skipped
     run_dir: Path
     error: str | None = None
-
-
-def run_backend(run_dir: Path) -> str | None:
-    try:
-        return str(read_manifest(run_dir).get("backend"))
-    except (OSError, ValueError):
-        return None
 
 
 def resolve_tools(spec: Spec | None = None, backend: Backend = SHADOW) -> Tools:
@@ -162,22 +156,16 @@ def run_one(
             cpus,
             pin,
         )
-        manifest = ran.manifest
-        manifest[CPU_PHASES] = {"generate": round(generated.cpu_s, 3), "simulate": ran.cpu_s}
-        # Work, not waiting: the time waited for the machine is kept apart.
-        manifest["phases"]["simulate_s"] = round(ran.work_s, 3)
-        manifest["phases"]["wait_s"] = round(ran.waited_s, 3)
-        manifest["placement"] = {
-            "node": socket.gethostname(),
-            "threads": threads,
-            "cpus": sorted(cpus) if cpus else None,
-            "cpu_pinning": pin,
-            "slurm_job": os.environ.get("SLURM_JOB_ID"),
-            "jobs": at_once[0] if at_once else None,
-            "machine_cpus": at_once[1] if at_once else None,
-        }
-        manifest["status"] = STATUS_COMPLETE
-        write_manifest(run_dir, manifest)
+        record_simulated(
+            run_dir,
+            ran.record,
+            generate_cpu_s=round(generated.cpu_s, 3),
+            simulate_cpu_s=ran.cpu_s,
+            # Work, not waiting: the time waited for the machine is kept apart.
+            work_s=round(ran.work_s, 3),
+            waited_s=round(ran.waited_s, 3),
+            placement=_placement(threads, cpus, pin, at_once),
+        )
         if aside.exists():
             shutil.rmtree(aside)
         return RunOutcome(task.variant, task.seed, STATUS_COMPLETE, run_dir)
@@ -227,12 +215,22 @@ def _measure(
 
 def record_failure(task: RunTask, message: str) -> RunOutcome:
     run_dir = task.layout.run_dir(task.variant, task.seed)
-    if (run_dir / "manifest.json").is_file():
-        manifest = read_manifest(run_dir)
-        manifest["status"] = STATUS_FAILED
-        manifest["error"] = message
-        write_manifest(run_dir, manifest)
+    record_failed(run_dir, message)
     return RunOutcome(task.variant, task.seed, STATUS_FAILED, run_dir, message)
+
+
+def _placement(
+    threads: int, cpus: frozenset[int] | None, pin: bool, at_once: tuple[int, int] | None
+) -> WhereRan:
+    return WhereRan(
+        node=socket.gethostname(),
+        threads=threads,
+        cpus=sorted(cpus) if cpus else None,
+        cpu_pinning=pin,
+        slurm_job=os.environ.get("SLURM_JOB_ID"),
+        jobs=at_once[0] if at_once else None,
+        machine_cpus=at_once[1] if at_once else None,
+    )
 
 
 def finish(progress: Progress, outcome: RunOutcome) -> None:
@@ -323,13 +321,14 @@ def choose_runs(
     choices = []
     for variant, seed in spec.runs():
         run_dir = layout.run_dir(variant.name, seed)
-        complete = run_status(run_dir) == STATUS_COMPLETE and run_backend(run_dir) == backend.name
+        record = read_run_if_any(run_dir)
+        complete = record is not None and record.complete and record.backend == backend.name
         changed: list[str] = []
-        if complete:
+        if record is not None and complete:
             expected = spec_parts(spec, variant, seed, backend)
             if versions is not None:
                 expected[TOOLS_PART] = digest(versions)
-            changed = changed_parts(read_manifest(run_dir).get("identity"), expected)
+            changed = changed_parts(record.identity, expected)
         choices.append(RunChoice(variant.name, seed, run_dir, complete, tuple(changed)))
     return choices
 
@@ -420,7 +419,7 @@ def _sort_runs(
     outcomes: list[RunOutcome] = []
     todo = []
     for c in choices:
-        if retry_failed and c.complete and read_manifest(c.run_dir).get("checks_failed"):
+        if retry_failed and c.complete and read_run(c.run_dir).checks_failed:
             print(f"{c.variant}/seed-{c.seed}: its checks failed; running it again")
             todo.append(RunTask(spec, c.variant, c.seed, layout, tuple(command), backend, True))
         elif c.current or (keep_stale and c.complete):

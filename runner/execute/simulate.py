@@ -17,7 +17,7 @@ from runner.execute.backend import Ran
 from runner.execute.cpus import Placement, choose_placement
 from runner.execute.local.procs import die_with_parent, register, unregister
 from runner.layout import SHADOW_DATA
-from runner.manifest import read_manifest
+from runner.manifest import read_run
 from runner.network.backends import Backend
 from runner.network.capacity import experiment_size, machine_memory_mib
 from runner.spec.model import Spec
@@ -151,4 +151,4 @@ class ShadowExecution:
         phase("simulate")
         started = time.monotonic()
         cpu_s = run_shadow(run_dir, programs["shadow"], threads, on_progress, cpus, pin)
-        return Ran(read_manifest(run_dir), cpu_s, time.monotonic() - started, 0.0)
+        return Ran(read_run(run_dir), cpu_s, time.monotonic() - started, 0.0)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 from runner.layout import SHADOW_DATA
 from runner.logs.damage import LogDamage, clean_lines
+from runner.manifest import RunRecord
 
 
 class RunLogs:
@@ -18,10 +18,10 @@ class RunLogs:
     def __init__(
         self,
         run_dir: Path,
-        manifest: dict[str, Any],
+        run: RunRecord,
         record_markers: dict[str, tuple[str, ...]] | None = None,
     ) -> None:
-        self.run_dir, self.manifest = run_dir, manifest
+        self.run_dir, self.run = run_dir, run
         # program -> the markers of the lines that carry a record, as the
         # tables being collected declared them
         self.record_markers = record_markers or {}

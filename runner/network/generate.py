@@ -23,7 +23,7 @@ from typing import Any
 
 from runner.errors import RunError
 from runner.layout import SHADOW_TEMPLATE, Layout, partial_path
-from runner.manifest import STATUS_GENERATED, write_manifest
+from runner.manifest import HostInfo, record_generated
 from runner.network.backends import SHADOW, Backend
 from runner.network.identity import run_identity
 from runner.network.limits import relay_client_limit
@@ -213,9 +213,9 @@ def _client_limit(host: Host, variant: Variant, sections: list[str]) -> dict[str
     return {"rate_bytes": limit.rate, "burst_bytes": limit.burst, "per_client": limit.per_client}
 
 
-def host_manifest(
+def host_records(
     plan: NetworkPlan, variant: Variant, sections: dict[str, list[str]]
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, HostInfo]:
     return {
         h.name: {
             "role": h.role,
@@ -268,9 +268,10 @@ def generate_run(
         _write_network(work, spec, variant, plan, keys, ports, backend, sections, programs["tor"])
         processes = _processes(spec, variant, seed, plan, ports, backend)
         backend.write_processes(work, plan, processes, programs, spec, seed, parallelism)
-        manifest = _manifest(spec, variant, seed, backend, tools, programs, command, plan, sections)
-        manifest["phases"] = {"generate_s": round(time.monotonic() - started, 3)}
-        write_manifest(work, manifest)
+        generate_s = round(time.monotonic() - started, 3)
+        _record(
+            spec, variant, seed, backend, tools, programs, command, plan, sections, work, generate_s
+        )
     except BaseException:
         # A half-written run directory is never left to be mistaken for one.
         shutil.rmtree(work, ignore_errors=True)
@@ -345,7 +346,7 @@ def _processes(
     }
 
 
-def _manifest(
+def _record(
     spec: Spec,
     variant: Variant,
     seed: int,
@@ -355,21 +356,22 @@ def _manifest(
     command: list[str],
     plan: NetworkPlan,
     sections: dict[str, list[str]],
-) -> dict[str, Any]:
-    """The generated run's manifest, but for its phases: what it is, what
-    made it and its hosts."""
-    return {
-        "experiment": spec.name,
-        "variant": variant.name,
-        "seed": seed,
-        "backend": backend.name,
-        "local_network": backend.host_network(),
-        # Local runs set their clock's start when they start.
-        "clock_epoch": backend.clock_epoch,
-        "status": STATUS_GENERATED,
-        "spec": {"path": spec.path, "sha256": spec.sha256},
-        "identity": run_identity(spec, variant, seed, backend, tools.versions),
-        "variant_settings": {
+    work: Path,
+    generate_s: float,
+) -> None:
+    """Write the generated run's record: what it is, what made it and its hosts."""
+    record_generated(
+        work,
+        experiment=spec.name,
+        variant=variant.name,
+        seed=seed,
+        backend=backend.name,
+        local_network=backend.host_network(),
+        clock_epoch=backend.clock_epoch,
+        spec_path=spec.path,
+        spec_sha256=spec.sha256,
+        identity=run_identity(spec, variant, seed, backend, tools.versions),
+        variant_settings={
             "tor": variant.tor,
             "torrc": {k: list(v) for k, v in variant.torrc.items()},
             "consensus": variant.consensus,
@@ -379,12 +381,11 @@ def _manifest(
                 for param, m in variant.consensus_from.items()
             },
         },
-        "duration": {
-            "bootstrap_s": spec.duration.bootstrap,
-            "measure_s": spec.duration.measure,
-        },
-        "versions": tools.versions,
-        "programs": programs,
-        "command": command,
-        "hosts": host_manifest(plan, variant, sections),
-    }
+        bootstrap_s=spec.duration.bootstrap,
+        measure_s=spec.duration.measure,
+        versions=tools.versions,
+        programs=programs,
+        command=command,
+        hosts=host_records(plan, variant, sections),
+        generate_s=generate_s,
+    )

@@ -10,21 +10,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.analyses.answers import Answer, answer_record, answers, changes_key, cpu_hours
+from runner.analyses.answers import Answer, answer_record, answers, changes_key
 from runner.analyses.as_data import as_data
 from runner.analyses.inputs import ChangeKey, Inputs
+from runner.analyses.runs import (
+    complete,
+    cpu_hours,
+    failed,
+    measured_clients,
+    read_spec_runs,
+    stale,
+    tool_sets,
+)
 from runner.analyses.seed_rounds import design_change_lines, read_rounds
 from runner.checks import Failure
 from runner.layout import Layout, partial_path
-from runner.manifest import STATUS_COMPLETE, read_manifest, write_json_atomic
+from runner.manifest import write_json_atomic
 from runner.network.backends import Backend, backend_named
-from runner.network.identity import TOOLS_PART, changed_parts, spec_parts
 from runner.report.answers import answer_rows, answers_section, change_text
 from runner.report.base import Analysis
 from runner.report.claims import claims_section
 from runner.report.html import write_html
 from runner.report.markdown import table
 from runner.spec.model import Spec
+from runner.tables.runs import RunRow
 from runner.tables.schema import (
     CIRCUITS,
     TRANSFERS,
@@ -43,41 +52,19 @@ class ReportResult:
     answers: tuple[list[str], list[list[str]]]
 
 
-def _manifests(spec: Spec, layout: Layout) -> list[dict[str, Any]]:
-    found = []
-    for variant, seed in spec.runs():
-        run_dir = layout.run_dir(variant.name, seed)
-        try:
-            found.append(read_manifest(run_dir))
-        except (OSError, ValueError):
-            found.append({"variant": variant.name, "seed": seed, "status": "missing"})
-    return found
-
-
-def _phase(manifest: dict[str, Any], name: str) -> str:
-    value = manifest.get("phases", {}).get(f"{name}_s")
+def _phase(run: RunRow, name: str) -> str:
+    value = run.phase_s(name)
     return "–" if value is None else f"{value:.1f}"
 
 
-def skipped_lines(damage: list[LogDamageRow] | None, manifest: dict[str, Any]) -> str:
+def skipped_lines(damage: list[LogDamageRow] | None, run: RunRow) -> str:
     """A run's damaged log lines skipped in collection, with logs missing or empty."""
-    if damage is None or manifest.get("status") != STATUS_COMPLETE:
+    if damage is None or not run.complete:
         return "–"
-    mine = [d for d in damage if (d.variant, d.seed) == (manifest["variant"], manifest["seed"])]
+    mine = [d for d in damage if (d.variant, d.seed) == (run.variant, run.seed)]
     text = str(sum(d.skipped_lines for d in mine))
     absent = sum(d.missing or d.empty for d in mine)
     return text + (f" ({absent} logs missing or empty)" if absent else "")
-
-
-def _run_failures(manifests: list[dict[str, Any]]) -> list[Failure]:
-    return [_run_failure(m) for m in manifests if m.get("status") != STATUS_COMPLETE]
-
-
-def _run_failure(manifest: dict[str, Any]) -> Failure:
-    """An incomplete run: its status, and the first line of its error."""
-    error = manifest.get("error")
-    message = f"run {manifest.get('status')}" + (f": {str(error).splitlines()[0]}" if error else "")
-    return Failure(str(manifest["variant"]), int(manifest["seed"]), "run", message)
 
 
 def checks_record(
@@ -95,35 +82,35 @@ def checks_record(
     }
 
 
-def _versions(manifests: list[dict[str, Any]]) -> str:
+def _versions(runs: list[RunRow]) -> str:
     """``versions: tor 0.4.9.11, ...`` of the first complete run."""
-    first = next((m for m in manifests if m.get("status") == STATUS_COMPLETE), {})
-    found = sorted((first.get("versions") or {}).items())
+    first = next(iter(complete(runs)), None)
+    found = sorted(first.tool_versions().items()) if first else []
     return "versions: " + ", ".join(f"{k} {v}" for k, v in found if v)
 
 
 def _what_ran(
     spec: Spec,
     layout: Layout,
-    manifests: list[dict[str, Any]],
+    runs: list[RunRow],
     damage: list[LogDamageRow] | None,
 ) -> tuple[list[str], list[str]]:
     """The title, the spec and versions; then the variants and the runs."""
-    complete = [m for m in manifests if m.get("status") == STATUS_COMPLETE]
-    first = complete[0] if complete else {}
-    backend = backend_named(first.get("backend"))
-    head = _heading(spec, layout, manifests, first, backend)
+    done = complete(runs)
+    first = done[0] if done else None
+    backend = backend_named(first.backend if first else None)
+    head = _heading(spec, layout, runs, first, backend)
     if not backend.simulated:
-        head += [f"- note: {_real_time_note(complete)}"]
-    lines = _variants_table(spec) + _runs_table(manifests, backend, damage)
-    return [*head, ""], lines + stale_runs(spec, manifests)
+        head += [f"- note: {_real_time_note(done)}"]
+    lines = _variants_table(spec) + _runs_table(runs, backend, damage)
+    return [*head, ""], lines + stale_runs(spec, runs)
 
 
 def _heading(
     spec: Spec,
     layout: Layout,
-    manifests: list[dict[str, Any]],
-    first: dict[str, Any],
+    runs: list[RunRow],
+    first: RunRow | None,
     backend: Backend,
 ) -> list[str]:
     """The title and description; the spec, backend, seeds, time and versions."""
@@ -132,7 +119,7 @@ def _heading(
         lines += [spec.description, ""]
     return lines + [
         f"- spec: `{spec.path}` (sha256 `{spec.sha256[:16]}`)",
-        f"- backend: {first.get('backend', 'n/a')}",
+        f"- backend: {(first.backend if first else '') or 'n/a'}",
         f"- seeds: {', '.join(map(str, spec.seeds))}; baseline variant: `{spec.baseline}`",
         *_fewer_seeds_line(spec),
         *_rounds_line(spec, layout),
@@ -143,20 +130,20 @@ def _heading(
             else f"- simulated time: {spec.duration.bootstrap:.0f} s bootstrap + "
             f"{backend.measure(spec):.0f} s of traffic"
         ),
-        "- " + _versions(manifests),
+        "- " + _versions(runs),
     ]
 
 
-def _real_time_note(complete: list[dict[str, Any]]) -> str:
+def _real_time_note(complete: list[RunRow]) -> str:
     """What real processes' timings show, and how long their bootstraps took."""
     return (
         "the local backend runs real tor processes on this machine with no link latency "
         "or bandwidth emulation (only tor's own rate limits): its timings show that the "
         "network works, they are not a model of the Tor network. Bootstrap took "
         + ", ".join(
-            f"{m['phases']['bootstrap_s']:.0f} s"
-            for m in complete
-            if "bootstrap_s" in m.get("phases", {})
+            f"{bootstrap_s:.0f} s"
+            for bootstrap_s in (r.phase_s("bootstrap") for r in complete)
+            if bootstrap_s is not None
         )
         + " of wall time."
     )
@@ -180,7 +167,7 @@ def _variants_table(spec: Spec) -> list[str]:
 
 
 def _runs_table(
-    manifests: list[dict[str, Any]], backend: Backend, damage: list[LogDamageRow] | None
+    runs: list[RunRow], backend: Backend, damage: list[LogDamageRow] | None
 ) -> list[str]:
     """Each run's status and the time of its phases, and the damaged log
     lines collection skipped where it counted them."""
@@ -193,37 +180,26 @@ def _runs_table(
         columns + (["damaged log lines skipped"] if damage is not None else []),
         [
             [
-                str(m["variant"]),
-                str(m["seed"]),
-                str(m.get("status")),
-                _phase(m, "generate"),
-                _phase(m, "simulate"),
-                *([_phase(m, "wait")] if real else []),
-                _phase(m, "collect"),
+                r.variant,
+                str(r.seed),
+                r.status,
+                _phase(r, "generate"),
+                _phase(r, "simulate"),
+                *([_phase(r, "wait")] if real else []),
+                _phase(r, "collect"),
             ]
-            + ([skipped_lines(damage, m)] if damage is not None else [])
-            for m in manifests
+            + ([skipped_lines(damage, r)] if damage is not None else [])
+            for r in runs
         ],
     )
 
 
-def stale_runs(spec: Spec, manifests: list[dict[str, Any]]) -> list[str]:
+def stale_runs(spec: Spec, runs: list[RunRow]) -> list[str]:
     """The complete runs whose identity differs from what the spec now gives
     (kept with --keep-stale), and whether the runs were made with more than
     one set of tool versions: a report never mixes runs silently."""
-    rows = []
-    tool_sets = set()
-    for m in manifests:
-        if m.get("status") != STATUS_COMPLETE:
-            continue
-        backend = backend_named(m.get("backend"))
-        expected = spec_parts(spec, spec.variant(m["variant"]), int(m["seed"]), backend)
-        identity = m.get("identity")
-        changed = changed_parts(identity, expected)
-        if changed:
-            rows.append([f"{m['variant']}/seed-{m['seed']}", ", ".join(changed)])
-        if isinstance(identity, dict):
-            tool_sets.add(str(identity.get("parts", {}).get(TOOLS_PART)))
+    rows = [[f"{r.variant}/seed-{r.seed}", ", ".join(changed)] for r, changed in stale(spec, runs)]
+    versions = tool_sets(runs)
     lines = []
     if rows:
         lines += [
@@ -234,10 +210,10 @@ def stale_runs(spec: Spec, manifests: list[dict[str, Any]]) -> list[str]:
             "",
             *table(["run", "what differs"], rows),
         ]
-    if len(tool_sets) > 1:
+    if len(versions) > 1:
         lines += [
             "",
-            f"**Tool versions:** the runs were made with {len(tool_sets)} different sets of "
+            f"**Tool versions:** the runs were made with {len(versions)} different sets of "
             "tool versions (each run's manifest.json says which).",
         ]
     return lines
@@ -302,14 +278,7 @@ def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) 
     """Compute each of ``analyses`` (the registry, runner.experiments) that
     the spec asks and write the report; the caller decides on exit codes."""
     damage = read_log_damage(layout.log_damage_csv)
-    manifests = _manifests(spec, layout)
-    measured_clients = {
-        (m["variant"], int(m["seed"])): [
-            (h, info["class"]) for h, info in sorted(m["hosts"].items()) if info["measured"]
-        ]
-        for m in manifests
-        if m.get("status") == STATUS_COMPLETE
-    }
+    runs = read_spec_runs(spec, layout)
     out = layout.report_dir
     work = partial_path(out)
     if work.exists():
@@ -322,7 +291,7 @@ def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) 
         layout,
         transfers,
         CIRCUITS.read(layout.circuits_csv),
-        measured_clients,
+        measured_clients(runs),
         answered_changes(found, transfers),
     )
     asked = [a for a in analyses if a.applies(spec)]
@@ -335,13 +304,13 @@ def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) 
         write_json_atomic(path, as_data(result))
         sections.append(analysis.render(result, inputs, work))
     by_analysis = [(a.name, s.failures) for a, s in zip(asked, sections, strict=True)]
-    run_failures = _run_failures(manifests)
+    run_failures = failed(runs)
     damage_failures = [d.failure() for d in damage or [] if d.matters]
     failures = [f for s in sections for f in s.failures] + run_failures + damage_failures
     checks = checks_record(by_analysis, run_failures, damage_failures)
 
-    head, ran = _what_ran(spec, layout, manifests, damage)
-    cpu = [cpu_hours(spec, layout, a) for a in found]
+    head, ran = _what_ran(spec, layout, runs, damage)
+    cpu = [cpu_hours(spec, runs, a.hypothesis.variants) for a in found]
     records = [answer_record(a, c, spec.claims) for a, c in zip(found, cpu, strict=True)]
     # The results as data, beside the tables (runner.load reads them).
     write_json_atomic(layout.data_json("answers"), records)
@@ -369,7 +338,7 @@ def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) 
     lines += ["", "## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots]
     text = "\n".join(lines) + "\n"
     (work / "report.md").write_text(text)
-    write_html(text, spec, _versions(manifests), work)
+    write_html(text, spec, _versions(runs), work)
     if out.exists():
         shutil.rmtree(out)
     work.rename(out)

@@ -5,7 +5,8 @@ every table is written for every experiment (empty when its logs say
 nothing), as ``<name>.csv`` and ``<name>.parquet``. ``log_damage`` is
 every experiment's: one row per log that was missing, empty or had lines
 that could not be read (those lines are skipped and counted, see
-runner/logs/damage.py).
+runner/logs/damage.py). So is ``runs``: one row per run of the spec, from
+its record (runner/tables/runs.py), once collection has recorded its time.
 """
 
 from __future__ import annotations
@@ -17,17 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runner.errors import RunError
 from runner.layout import Layout
 from runner.logs.run_logs import RunLogs
-from runner.manifest import (
-    CPU_PHASES,
-    STATUS_COMPLETE,
-    read_manifest,
-    run_status,
-    write_manifest,
-)
+from runner.manifest import read_run_if_any, record_collected
 from runner.spec.model import Spec
-from runner.tables.schema import LOG_DAMAGE
+from runner.tables.runs import RUNS, write_runs
+from runner.tables.schema import CLIENTS, LOG_DAMAGE, TRANSFERS, ClientRow, TransferRow
 from runner.tables.table import Table
 
 
@@ -46,10 +43,16 @@ class Collected:
         return f"collected {runs}: {counts or 'no rows'} -> {where}"
 
 
-def tables(declared: Sequence[Table[Any]]) -> list[Table[Any]]:
-    """The declared tables (each once: runner.experiments.tables_of), then
-    log damage (known once every other table has read its logs)."""
+def parsed_tables(declared: Sequence[Table[Any]]) -> list[Table[Any]]:
+    """The tables read from the runs' logs: the declared ones (each once:
+    runner.experiments.tables_of), then log damage (known once every other
+    table has read its logs)."""
     return [*declared, LOG_DAMAGE]
+
+
+def tables(declared: Sequence[Table[Any]]) -> list[Table[Any]]:
+    """Every table collection writes: the parsed ones, then the runs."""
+    return [*parsed_tables(declared), RUNS]
 
 
 def _warn_damage(run_dir: Path, logs: RunLogs) -> None:
@@ -59,29 +62,46 @@ def _warn_damage(run_dir: Path, logs: RunLogs) -> None:
             print(f"    {example}", file=sys.stderr)
 
 
+def logged_rows(
+    layout: Layout, variant: str, seed: int
+) -> tuple[list[ClientRow], list[TransferRow]]:
+    """One complete run's clients and transfers, read from its logs now,
+    before the experiment is collected (a variant's parameters measured
+    from another's run, runner.analyses.measured_params); a RunError where
+    the run is not complete."""
+    run_dir = layout.run_dir(variant, seed)
+    record = read_run_if_any(run_dir)
+    if record is None or not record.complete:
+        raise RunError(f"{variant}/seed-{seed} is not complete ({run_dir})")
+    logs = RunLogs(run_dir, record, {"tor": ()})
+    return list(CLIENTS.rows(logs)), list(TRANSFERS.rows(logs))
+
+
 def collect(spec: Spec, layout: Layout, declared: Sequence[Table[Any]]) -> Collected:
     """Parse every complete run of ``spec`` into the ``declared`` tables
     (the registry's, runner.experiments.TABLES). Damaged log lines are
     skipped, counted in log_damage.csv and reported on stderr."""
-    wanted = tables(declared)
+    wanted = parsed_tables(declared)
     tor_markers = tuple(dict.fromkeys(m for t in wanted for m in t.tor_markers))
     rows: dict[str, list[Any]] = {t.name: [] for t in wanted}
     runs = 0
     for variant, seed in spec.runs():
         run_dir = layout.run_dir(variant.name, seed)
-        if run_status(run_dir) != STATUS_COMPLETE:
+        record = read_run_if_any(run_dir)
+        if record is None or not record.complete:
             continue
         started = time.monotonic()
         cpu_started = time.thread_time()
-        manifest = read_manifest(run_dir)
-        logs = RunLogs(run_dir, manifest, {"tor": tor_markers})
+        logs = RunLogs(run_dir, record, {"tor": tor_markers})
         for table in wanted:
             rows[table.name] += table.rows(logs)
         _warn_damage(run_dir, logs)
-        manifest["phases"]["collect_s"] = round(time.monotonic() - started, 3)
-        if isinstance(manifest.get(CPU_PHASES), dict):
-            manifest[CPU_PHASES]["collect"] = round(time.thread_time() - cpu_started, 3)
-        write_manifest(run_dir, manifest)
+        record_collected(
+            run_dir,
+            record,
+            collect_s=round(time.monotonic() - started, 3),
+            collect_cpu_s=round(time.thread_time() - cpu_started, 3),
+        )
         runs += 1
     if not runs:  # no tables from nothing: compare would report empty ones
         return Collected(0, {t.name: 0 for t in wanted})
@@ -89,4 +109,5 @@ def collect(spec: Spec, layout: Layout, declared: Sequence[Table[Any]]) -> Colle
     for table in wanted:
         table.write(layout.experiment_dir, rows[table.name])
     counts = {name: len(table_rows) for name, table_rows in rows.items()}
+    write_runs(spec, layout)
     return Collected(runs, counts, counts[LOG_DAMAGE.name])

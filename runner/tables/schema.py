@@ -26,6 +26,7 @@ from runner.logs import oniontrace as parse_oniontrace
 from runner.logs import tgen as parse_tgen
 from runner.logs.run_logs import RunLogs
 from runner.logs.tgen import Transfer
+from runner.manifest import HostInfo
 from runner.spec.model import CLIENT_RELAY, RELAY_ROLES, client_relay_load_role
 from runner.tables.table import Table, column
 
@@ -197,12 +198,12 @@ class LogDamageRow:
 
 def _run(logs: RunLogs) -> dict[str, Any]:
     """The fields that name a run."""
-    return {"variant": logs.manifest["variant"], "seed": logs.manifest["seed"]}
+    return {"variant": logs.run.variant, "seed": logs.run.seed}
 
 
 def _client_logs(logs: RunLogs, program: str) -> Iterator[tuple[dict[str, Any], Path]]:
     """Each client's logs of ``program``, with the fields that name the client."""
-    for host, info in sorted(logs.manifest["hosts"].items()):
+    for host, info in sorted(logs.run.hosts.items()):
         if info["role"] != "client":
             continue
         who = _run(logs) | {"host": host, "cls": info["class"]}
@@ -217,7 +218,7 @@ def _tgen_transfers(logs: RunLogs, log: Path) -> list[Transfer]:
 
 
 def transfer_rows(logs: RunLogs) -> Iterator[TransferRow]:
-    epoch = float(logs.manifest.get("clock_epoch", 0))
+    epoch = logs.run.clock_epoch
     for who, log in _client_logs(logs, "tgen"):
         for t in _tgen_transfers(logs, log):
             yield TransferRow(
@@ -238,8 +239,8 @@ def transfer_rows(logs: RunLogs) -> Iterator[TransferRow]:
 
 def served_rows(logs: RunLogs) -> Iterator[ServedRow]:
     """What the servers finished: an upload's last byte arrives there."""
-    epoch = float(logs.manifest.get("clock_epoch", 0))
-    for host, info in sorted(logs.manifest["hosts"].items()):
+    epoch = logs.run.clock_epoch
+    for host, info in sorted(logs.run.hosts.items()):
         if info["role"] != "server":
             continue
         for log in logs.of(host, "tgen"):
@@ -260,7 +261,7 @@ def served_rows(logs: RunLogs) -> Iterator[ServedRow]:
 def tor_logs(logs: RunLogs) -> Iterator[tuple[str, str, Iterator[str]]]:
     """(host, role, lines) for the stdout log of every tor host of a run,
     the lines that hold one of the record markers the tables declared."""
-    for host, info in sorted(logs.manifest["hosts"].items()):
+    for host, info in sorted(logs.run.hosts.items()):
         if info["role"] == "server":
             continue
         for log in logs.of(host, "tor"):
@@ -268,7 +269,7 @@ def tor_logs(logs: RunLogs) -> Iterator[tuple[str, str, Iterator[str]]]:
 
 
 def circuit_rows(logs: RunLogs) -> Iterator[CircuitRow]:
-    epoch = float(logs.manifest.get("clock_epoch", 0))
+    epoch = logs.run.clock_epoch
     for who, log in _client_logs(logs, "oniontrace"):
         del who["measured"]
         lines = logs.lines(log, parse_oniontrace.RECORD_MARKERS)
@@ -291,7 +292,7 @@ def circuit_rows(logs: RunLogs) -> Iterator[CircuitRow]:
 
 def relay_rows(logs: RunLogs) -> Iterator[RelayRow]:
     """The relays of the last consensus the first authority made."""
-    hosts = logs.manifest["hosts"]
+    hosts = logs.run.hosts
     authority = next((h for h, info in sorted(hosts.items()) if info["role"] == "authority"), None)
     if authority is None:
         return
@@ -315,7 +316,7 @@ def relay_rows(logs: RunLogs) -> Iterator[RelayRow]:
 
 def client_rows(logs: RunLogs) -> Iterator[ClientRow]:
     """Each client of a run: its class, link and whether it also runs a relay."""
-    for host, info in sorted(logs.manifest["hosts"].items()):
+    for host, info in sorted(logs.run.hosts.items()):
         if info["role"] != "client":
             continue
         yield ClientRow(
@@ -335,7 +336,7 @@ def _p90(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
 
 
-def load_role(info: dict[str, Any]) -> str | None:
+def load_role(info: HostInfo) -> str | None:
     """The role a host's load is counted under: its relay role, or for a
     client that also runs a relay ``client-relay-<position>``; None for
     hosts that relay nothing."""
@@ -356,11 +357,9 @@ def relay_load_rows(logs: RunLogs) -> Iterator[RelayLoad]:
     held against that link and not its uplink; and since a testing network
     counts loopback bytes (CountPrivateBandwidth), what it writes to its
     own tgen counts as written, so its figures are an upper bound."""
-    manifest = logs.manifest
-    duration = manifest.get("duration") or {}
-    begin = float(manifest.get("clock_epoch", 0)) + float(duration.get("bootstrap_s", 0))
-    end = begin + float(duration.get("measure_s", 0))
-    for host, info in sorted(manifest["hosts"].items()):
+    begin = logs.run.clock_epoch + logs.run.bootstrap_s
+    end = begin + logs.run.measure_s
+    for host, info in sorted(logs.run.hosts.items()):
         role = load_role(info)
         if role is None:
             continue
@@ -392,10 +391,9 @@ def relay_load_rows(logs: RunLogs) -> Iterator[RelayLoad]:
 
 def process_cpu_rows(logs: RunLogs) -> Iterator[ProcessCpu]:
     """The CPU seconds each host's programs used over the measured period,
-    as the local backend recorded them in the manifest (none under Shadow)."""
-    manifest = logs.manifest
-    for host, programs in sorted((manifest.get("cpu_s") or {}).items()):
-        role = manifest["hosts"].get(host, {}).get("role", "")
+    as the local backend recorded them in the run's record (none under Shadow)."""
+    for host, programs in sorted(logs.run.process_cpu_s.items()):
+        role = logs.run.hosts.get(host, {}).get("role", "")
         for program, seconds in sorted(programs.items()):
             yield ProcessCpu(
                 **_run(logs), host=host, role=role, program=program, cpu_s=float(seconds)

@@ -13,7 +13,7 @@ from runner.execute.backend import Ran
 from runner.execute.cpus import OFF, Placement, choose_placement
 from runner.execute.local.netns import run_in_namespace
 from runner.execute.local.run import PROCESSES_CPU, machine_slot, run_local
-from runner.manifest import read_manifest
+from runner.manifest import read_run, record_local_clock
 from runner.network.backends import NAMESPACE, Backend, local_network
 from runner.network.capacity import experiment_size, machine_memory_mib
 from runner.spec.model import Spec
@@ -63,11 +63,11 @@ class LocalExecution:
     ) -> Ran:
         """Start the network's processes; its CPU is every process's, read
         from /proc as they run."""
-        manifest = read_manifest(run_dir)
+        record = read_run(run_dir)
         # Every host at its own address where the machine gives the run a
-        # network namespace (the manifest says which): a network of its
+        # network namespace (its record says which): a network of its
         # own, beside others. On the shared loopback, one at a time.
-        own_network = manifest.get("local_network") == NAMESPACE
+        own_network = record.local_network == NAMESPACE
         runner = run_in_namespace if own_network else run_local
         slot: AbstractContextManager[Callable[[], float]] = (
             nullcontext(_no_wait)
@@ -78,7 +78,15 @@ class LocalExecution:
             waited = wait_time()
             phase("run")
             started = time.monotonic()
-            phases = runner(run_dir, manifest, programs, measure_s, on_progress)
+            ran = runner(run_dir, record, programs, measure_s, on_progress)
+        phases = dict(ran.phases)
         cpu_s = phases.pop(PROCESSES_CPU, 0.0)
-        manifest["phases"] |= phases
-        return Ran(manifest, cpu_s, time.monotonic() - started, waited)
+        record = record_local_clock(
+            record,
+            clock_epoch=ran.clock_epoch,
+            process_cpu_s=ran.process_cpu_s,
+            bootstrap_s=ran.bootstrap_s,
+            measure_s=ran.measure_s,
+            phases_s=phases,
+        )
+        return Ran(record, cpu_s, time.monotonic() - started, waited)

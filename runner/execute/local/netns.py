@@ -20,11 +20,14 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from runner.errors import RunError
 from runner.execute.local.procs import die_with_parent, register, unregister
+from runner.execute.local.run import LocalRan
+from runner.manifest import RunRecord, read_run
 from runner.network.backends import unshare_command
 
 REQUEST = "local-run.json"
@@ -33,17 +36,16 @@ CONNECTIONS = "connections.txt"  # TCP connections at the end of the measured pe
 
 def run_in_namespace(
     run_dir: Path,
-    manifest: dict[str, Any],
+    record: RunRecord,
     programs: dict[str, str],
     measure_s: float,
     on_progress: Callable[[int], None] | None = None,
-) -> dict[str, float]:
-    """``run_local`` inside a new network namespace; ``manifest`` gets the
-    child's updates (clock, CPU, measured period)."""
+) -> LocalRan:
+    """``run_local`` inside a new network namespace (``record``: as
+    run_local takes it; the child reads the run's own)."""
     request = run_dir / REQUEST
-    request.write_text(
-        json.dumps({"manifest": manifest, "programs": programs, "measure_s": measure_s})
-    )
+    # The child reads the run's record itself: nothing writes it while it runs.
+    request.write_text(json.dumps({"programs": programs, "measure_s": measure_s}))
     cmd = [*unshare_command(), sys.executable, "-m", "runner.execute.local.netns", str(request)]
     proc = subprocess.Popen(
         cmd,
@@ -79,8 +81,7 @@ def run_in_namespace(
     if code != 0 or result is None:
         tail = "\n".join(stderr.strip().splitlines()[-5:])
         raise RunError(f"the run in its own network namespace failed (status {code}):\n{tail}")
-    manifest.update(result["manifest"])
-    return dict(result["phases"])
+    return LocalRan(**result)
 
 
 def _setup_loopback(addresses: list[str]) -> None:
@@ -106,7 +107,7 @@ def main(request_path: str) -> int:
     die_with_parent()  # unshare's credentials change may have cleared it
     request = json.loads(Path(request_path).read_text())
     run_dir = Path(request_path).parent
-    manifest = request["manifest"]
+    record = read_run(run_dir)
 
     def stop(signum: int, frame: object) -> None:
         local_run.cancel.set()
@@ -114,10 +115,10 @@ def main(request_path: str) -> int:
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     try:
-        _setup_loopback([info["ip"] for info in manifest["hosts"].values()])
-        phases = local_run.run_local(
+        _setup_loopback([info["ip"] for info in record.hosts.values()])
+        ran = local_run.run_local(
             run_dir,
-            manifest,
+            record,
             request["programs"],
             request["measure_s"],
             lambda pct: print(f"progress {pct}", flush=True),
@@ -126,8 +127,7 @@ def main(request_path: str) -> int:
     except (RunError, OSError, subprocess.CalledProcessError) as exc:
         print(f"error {json.dumps(str(exc))}", flush=True)
         return 1
-    updates = {k: manifest[k] for k in ("clock_epoch", "cpu_s", "duration")}
-    print(f"result {json.dumps({'phases': phases, 'manifest': updates})}", flush=True)
+    print(f"result {json.dumps(asdict(ran))}", flush=True)
     return 0
 
 

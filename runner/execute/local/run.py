@@ -24,12 +24,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from runner.errors import RunError
 from runner.execute.local.procs import ProcessSet
 from runner.layout import SHADOW_DATA, SHADOW_TEMPLATE
+from runner.manifest import HostInfo, RunRecord
 from runner.network.backends import PROCESSES
 from runner.network.torrc import CONTROL_COOKIE
 from runner.spec.model import RELAY_ROLES
@@ -88,7 +90,7 @@ def _command(
     program: str,
     args: list[str],
     host: str,
-    info: dict[str, Any],
+    info: HostInfo,
     programs: dict[str, str],
     home: Path,
 ) -> tuple[list[str], dict[str, str] | None]:
@@ -210,11 +212,25 @@ def wait_for_port(port: int, timeout: float, alive: Callable[[], None]) -> None:
             time.sleep(0.1)
 
 
+@dataclass(frozen=True)
+class LocalRan:
+    """What a local run gives back: the wall time of its phases (bootstrap_s,
+    traffic_s, and PROCESSES_CPU), its clock's start, each process's CPU
+    over the measured period, and that period in real time from the clock's
+    start (the tables read it)."""
+
+    phases: dict[str, float]
+    clock_epoch: float
+    process_cpu_s: dict[str, dict[str, float]]
+    bootstrap_s: float
+    measure_s: float
+
+
 class _Starter:
     def __init__(
-        self, procs: ProcessSet, data: Path, manifest: dict[str, Any], programs: dict[str, str]
+        self, procs: ProcessSet, data: Path, hosts: dict[str, HostInfo], programs: dict[str, str]
     ) -> None:
-        self.procs, self.data, self.manifest, self.programs = procs, data, manifest, programs
+        self.procs, self.data, self.hosts, self.programs = procs, data, hosts, programs
         self.counters: dict[str, int] = {}
         self.logs: dict[tuple[str, str], Path] = {}
 
@@ -233,7 +249,7 @@ class _Starter:
             entry["program"],
             entry["args"],
             host,
-            self.manifest["hosts"][host],
+            self.hosts[host],
             self.programs,
             home,
         )
@@ -263,25 +279,23 @@ Scheduled = tuple[float, str, dict[str, Any]]
 
 def run_local(
     run_dir: Path,
-    manifest: dict[str, Any],
+    record: RunRecord,
     programs: dict[str, str],
     measure_s: float,
     on_progress: Callable[[int], None] | None = None,
     before_stop: Callable[[], None] | None = None,
-) -> dict[str, float]:
-    """Run the network; return the wall time of its phases (bootstrap_s,
-    traffic_s). ``before_stop`` runs at the end of the measured period, while
-    every process still runs."""
+) -> LocalRan:
+    """Run the network. ``before_stop`` runs at the end of the measured
+    period, while every process still runs."""
     data = _fresh_data(run_dir)
     listing: dict[str, list[dict[str, Any]]] = json.loads((run_dir / PROCESSES).read_text())
-    hosts = manifest["hosts"]
+    hosts = record.hosts
     clients = [h for h, info in hosts.items() if info["role"] == "client"]
-    planned_bootstrap_s = manifest["duration"]["bootstrap_s"]
+    planned_bootstrap_s = record.bootstrap_s
     early, traffic = _schedule(listing, clients, planned_bootstrap_s)
     started = time.time()
-    manifest["clock_epoch"] = started
     with ProcessSet() as procs:
-        starter = _Starter(procs, data, manifest, programs)
+        starter = _Starter(procs, data, hosts, programs)
         _start_network(starter, early, clients, started)
         _wait_for_clients(starter, clients)
         bootstrap_s = time.time() - started
@@ -289,22 +303,21 @@ def run_local(
         traffic_started = time.time()
         cpu_at_start = procs.cpu_seconds()
         _run_traffic(starter, traffic, traffic_started, measure_s, planned_bootstrap_s, on_progress)
-        manifest["cpu_s"] = measured_cpu(cpu_at_start, procs.cpu_seconds())
+        process_cpu_s = measured_cpu(cpu_at_start, procs.cpu_seconds())
         # Every process's CPU since it started: the run's cost on this machine.
         processes_cpu_s = round(sum(procs.cpu_seconds().values()), 3)
         if before_stop is not None:
             before_stop()
-    # The measured period in real time, from clock_epoch, as the tables read
-    # it (relay_load.csv); the plan's were the simulation's.
-    manifest["duration"] = {
-        "bootstrap_s": round(traffic_started - started, 3),
-        "measure_s": round(measure_s, 3),
-    }
-    return {
+    phases = {
         "bootstrap_s": round(bootstrap_s, 3),
         "traffic_s": round(measure_s, 3),
         PROCESSES_CPU: processes_cpu_s,
     }
+    # The measured period in real time, from the clock's start, as the
+    # tables read it (relay_load.csv); the plan's were the simulation's.
+    return LocalRan(
+        phases, started, process_cpu_s, round(traffic_started - started, 3), round(measure_s, 3)
+    )
 
 
 def _fresh_data(run_dir: Path) -> Path:
@@ -348,7 +361,7 @@ def _start_network(
 ) -> None:
     """Start the network's processes at their times from ``started``; the
     first client's only once every authority's consensus lists every relay."""
-    procs, data, hosts = starter.procs, starter.data, starter.manifest["hosts"]
+    procs, data, hosts = starter.procs, starter.data, starter.hosts
     authorities = [data / "hosts" / h for h, info in hosts.items() if info["role"] == "authority"]
     network_size = sum(1 for info in hosts.values() if info["role"] in ("authority", *RELAY_ROLES))
     clients_waiting = bool(authorities)

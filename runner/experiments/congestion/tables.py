@@ -54,14 +54,13 @@ def _totals_rows(
 ) -> Iterator[R]:
     """The last totals each tor host logged, as ``last`` reads them (none
     where the mechanism was off)."""
-    manifest = logs.manifest
     for host, role, lines in tor_logs(logs):
         totals = last(lines)
         if totals is not None:
             yield row(
                 **asdict(totals),
-                variant=manifest["variant"],
-                seed=manifest["seed"],
+                variant=logs.run.variant,
+                seed=logs.run.seed,
                 host=host,
                 role=role,
             )

@@ -3,10 +3,9 @@ MCTorConnections placed on a connection (tor-patches/0003)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from runner.experiments.mctor import placement_log as parse_mctor
 from runner.experiments.mctor.placement_log import read_fingerprint
@@ -35,10 +34,10 @@ class PlacementRow:
     from_id: int | None = column(default=None)  # a relay's circuit: the ID it arrived with
 
 
-def _nicknames(run_dir: Path, manifest: dict[str, Any]) -> dict[str, str]:
+def _nicknames(run_dir: Path, hosts: Iterable[str]) -> dict[str, str]:
     """Relay fingerprint -> host name, from the fingerprint files tor wrote."""
     names = {}
-    for host in manifest["hosts"]:
+    for host in hosts:
         path = run_dir / SHADOW_DATA / "hosts" / host / "fingerprint"
         if path.is_file():
             names[read_fingerprint(path.read_text())[1]] = host
@@ -47,13 +46,12 @@ def _nicknames(run_dir: Path, manifest: dict[str, Any]) -> dict[str, str]:
 
 def placement_rows(logs: RunLogs) -> Iterator[PlacementRow]:
     """MCTor's placement log lines of every tor host (none unless it was on)."""
-    manifest = logs.manifest
-    names = _nicknames(logs.run_dir, manifest)
+    names = _nicknames(logs.run_dir, logs.run.hosts)
     for host, _role, lines in tor_logs(logs):
         for p in parse_mctor.parse_lines(lines):
             yield PlacementRow(
-                variant=manifest["variant"],
-                seed=manifest["seed"],
+                variant=logs.run.variant,
+                seed=logs.run.seed,
                 host=host,
                 peer=names.get(p.peer, "$" + p.peer),
                 time=p.time,

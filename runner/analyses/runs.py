@@ -1,0 +1,90 @@
+"""What the runs were, as functions over the ``runs`` table's rows
+(runner.tables.runs): the runs of a spec (``missing`` where none was
+recorded), the ones that failed, the stale ones, and what they cost."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from runner.checks import Failure
+from runner.layout import Layout
+from runner.manifest import STATUS_MISSING
+from runner.network.backends import backend_named
+from runner.network.identity import TOOLS_PART, changed_parts, spec_parts
+from runner.spec.model import Spec
+from runner.tables.runs import RUNS, RunRow, missing_row
+
+RunKey = tuple[str, int]  # (variant, seed)
+
+
+def spec_runs(spec: Spec, rows: Iterable[RunRow]) -> list[RunRow]:
+    """A row per run of ``spec``, in its order: the table's, or a missing
+    one where the table has none."""
+    by_run = {(r.variant, r.seed): r for r in rows}
+    return [by_run.get((v.name, s)) or missing_row(v.name, s) for v, s in spec.runs()]
+
+
+def read_spec_runs(spec: Spec, layout: Layout) -> list[RunRow]:
+    """``spec_runs`` of the collected runs table (every run missing where
+    none was collected)."""
+    return spec_runs(spec, RUNS.read_from(layout))
+
+
+def complete(runs: Iterable[RunRow]) -> list[RunRow]:
+    return [r for r in runs if r.complete]
+
+
+def missing(runs: Iterable[RunRow]) -> list[RunRow]:
+    return [r for r in runs if r.status == STATUS_MISSING]
+
+
+def failed(runs: Iterable[RunRow]) -> list[Failure]:
+    """A failure per run that is not complete: its status, and the first
+    line of its error."""
+    return [
+        Failure(r.variant, r.seed, "run", f"run {r.status}" + (f": {r.error}" if r.error else ""))
+        for r in runs
+        if not r.complete
+    ]
+
+
+def stale(spec: Spec, runs: Iterable[RunRow]) -> list[tuple[RunRow, list[str]]]:
+    """Each complete run whose identity differs from what ``spec`` now
+    gives, with the parts that differ."""
+    found = []
+    for r in complete(runs):
+        expected = spec_parts(spec, spec.variant(r.variant), r.seed, backend_named(r.backend))
+        changed = changed_parts(r.identity_record(), expected)
+        if changed:
+            found.append((r, changed))
+    return found
+
+
+def tool_sets(runs: Iterable[RunRow]) -> set[str]:
+    """The distinct sets of tool versions the complete runs were made with."""
+    return {
+        str(identity["parts"].get(TOOLS_PART))
+        for r in complete(runs)
+        if (identity := r.identity_record()) is not None
+    }
+
+
+def measured_clients(runs: Iterable[RunRow]) -> dict[RunKey, list[tuple[str, str]]]:
+    """(host, class) of each complete run's measured clients."""
+    return {(r.variant, r.seed): r.measured() for r in complete(runs)}
+
+
+def cpu_hours(spec: Spec, runs: Sequence[RunRow], variants: Iterable[str]) -> float | None:
+    """The CPU-hours of ``variants``' runs at every seed in use (the runs
+    never made left out); None if a run did not record its CPU."""
+    by_run = {(r.variant, r.seed): r for r in runs}
+    total = 0.0
+    for variant in variants:
+        for seed in spec.seeds_of(variant):
+            row = by_run.get((variant, seed))
+            if row is None or row.status == STATUS_MISSING:
+                continue
+            if row.cpu_s is None:
+                return None
+            total += row.cpu_s
+    return total / 3600

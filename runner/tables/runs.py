@@ -1,0 +1,142 @@
+"""The ``runs`` table: one row per run of the spec, from its record
+(runner/manifest.py), so that the analyses and the report read what the
+runs were (status, backend, identity, phase times, CPU, measured clients,
+failed checks) from a table and never open a run directory.
+
+``collect`` writes it, and ``compare`` and ``plan`` write it again before
+they read it, so it says what the run directories hold when they run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from runner.layout import Layout
+from runner.logs.run_logs import RunLogs
+from runner.manifest import STATUS_COMPLETE, STATUS_MISSING, RunRecord, read_run_if_any
+from runner.spec.model import Spec
+from runner.tables.table import Table, column
+
+# The phases whose wall seconds a row holds, each as ``<phase>_s``.
+PHASES = ("generate", "simulate", "wait", "bootstrap", "collect")
+# The relays a run's size counts (the seed plan scales by them).
+_COUNTED_RELAYS = ("guard", "middle", "exit")
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """A run of the spec: what its record says, or ``missing`` where it has none."""
+
+    variant: str
+    seed: int
+    status: str  # generated, complete, failed or missing
+    backend: str = column(default="")
+    error: str = column(default="")  # the first line of why it failed
+    identity: str = column(default="")  # its fingerprint (runner.network.identity)
+    # The identity's parts, and the tools' versions, as JSON objects: their
+    # names are the identity's and the tools', not the table's.
+    identity_parts: str = column(default="")
+    versions: str = column(default="")
+    # Wall seconds per phase; empty where the run did not record it
+    # (``wait`` and ``bootstrap`` are the local backend's).
+    generate_s: float | None = column(default=None)
+    simulate_s: float | None = column(default=None)
+    wait_s: float | None = column(default=None)
+    bootstrap_s: float | None = column(default=None)
+    collect_s: float | None = column(default=None)
+    cpu_s: float | None = column(default=None)  # every phase's; empty where not recorded
+    # Each measured client as ``host=class``.
+    measured_clients: tuple[str, ...] = column(sep=" ", default=())
+    clients: int = column(default=0)
+    relays: int = column(default=0)
+    hosts: int = column(default=0)
+    # Where it ran: the node, the runs at once in its pool and the CPUs they shared.
+    node: str = column(default="")
+    jobs: int | None = column(default=None)
+    machine_cpus: int | None = column(default=None)
+    checks_failed: int = column(default=0)  # the report's failed checks that are its own
+
+    @property
+    def complete(self) -> bool:
+        return self.status == STATUS_COMPLETE
+
+    def phase_s(self, name: str) -> float | None:
+        value: float | None = getattr(self, f"{name}_s")
+        return value
+
+    def measured(self) -> list[tuple[str, str]]:
+        """(host, class) of each measured client."""
+        return [(host, cls) for host, _, cls in (c.partition("=") for c in self.measured_clients)]
+
+    def identity_record(self) -> dict[str, Any] | None:
+        """The identity as the run recorded it; None where it recorded none."""
+        if not self.identity_parts:
+            return None
+        return {"fingerprint": self.identity, "parts": json.loads(self.identity_parts)}
+
+    def tool_versions(self) -> dict[str, str | None]:
+        return dict(json.loads(self.versions)) if self.versions else {}
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def run_row(run: RunRecord) -> RunRow:
+    """The row of a run's record."""
+    hosts = run.hosts.values()
+    identity = run.identity
+    placement = run.placement
+    return RunRow(
+        variant=run.variant,
+        seed=run.seed,
+        status=str(run.status),
+        backend=run.backend or "",
+        error=run.error.splitlines()[0] if run.error else "",
+        identity=str(identity.get("fingerprint", "")) if identity else "",
+        identity_parts=_json(identity.get("parts", {})) if identity else "",
+        versions=_json(run.versions) if run.versions else "",
+        **{f"{name}_s": run.phase_s(name) for name in PHASES},
+        cpu_s=run.cpu_seconds,
+        measured_clients=tuple(f"{host}={cls}" for host, cls in run.measured_clients()),
+        clients=sum(1 for h in hosts if h.get("role") == "client"),
+        relays=sum(1 for h in hosts if h.get("role") in _COUNTED_RELAYS),
+        hosts=len(hosts),
+        node=str(placement.get("node") or ""),
+        jobs=placement.get("jobs"),
+        machine_cpus=placement.get("machine_cpus"),
+        checks_failed=len(run.checks_failed),
+    )
+
+
+def missing_row(variant: str, seed: int) -> RunRow:
+    """A run of the spec that has no record."""
+    return RunRow(variant, seed, STATUS_MISSING)
+
+
+def run_rows(spec: Spec, layout: Layout) -> list[RunRow]:
+    """A row per run of ``spec``, from its run directory's record."""
+    rows = []
+    for variant, seed in spec.runs():
+        record = read_run_if_any(layout.run_dir(variant.name, seed))
+        rows.append(missing_row(variant.name, seed) if record is None else run_row(record))
+    return rows
+
+
+def _logs_row(logs: RunLogs) -> Iterator[RunRow]:
+    yield run_row(logs.run)
+
+
+# Written whole by write_runs (every run, complete or not), not per run's logs.
+RUNS = Table("runs", RunRow, _logs_row)
+
+
+def write_runs(spec: Spec, layout: Layout) -> list[RunRow]:
+    """Write ``runs.csv`` and ``runs.parquet`` from the run directories."""
+    rows = run_rows(spec, layout)
+    layout.experiment_dir.mkdir(parents=True, exist_ok=True)
+    RUNS.write(layout.experiment_dir, rows)
+    return rows
