@@ -14,7 +14,7 @@ JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),) $(if $(BACKEND),--backend $(BACKEND),)
 	$(if $(PINNING),--pinning $(PINNING),)
 BASELINE ?= results/baselines/ci-small$(if $(filter local,$(BACKEND)),-local,).json
 
-.PHONY: help setup tools check test test-sim lint typecheck unit regress-local unit-fast generate plan experiment claims regress baseline bench bench-report bench-scaling bench-shadow-options tor tor-test clean
+.PHONY: help setup tools check test test-sim lint typecheck unit regress-local unit-fast generate plan experiment claims regress baseline bench bench-report bench-profile bench-scaling bench-shadow-options tor tor-test clean
 
 help:
 	@echo "make setup                  install Debian packages and the Python environment"
@@ -147,6 +147,11 @@ bench-report:
 bench-shadow-options:
 	$(PY) -m runner.bench.shadow_options configs/$(EXP).yaml --out bench/results.md \
 		$(if $(REPEAT),--repeat $(REPEAT),) $(if $(AT_ONCE),--at-once $(AT_ONCE),)
+
+bench-profile:
+	$(PY) -m runner run configs/$(EXP).yaml --results $(RESULTS) $(JOBS_ARG)
+	$(PY) -m runner.bench.profile configs/$(EXP).yaml --results $(RESULTS) --out bench/results.md \
+		$(if $(NATIVE),--native $(NATIVE),) $(if $(LABEL),--label "$(LABEL)",)
 
 bench-scaling:
 	$(PY) -m runner.bench.scaling configs/$(EXP).yaml --out bench/results.md \

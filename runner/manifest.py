@@ -174,6 +174,12 @@ class RunRecord:
         return float(sum(phases.values()))
 
     @property
+    def cpu_profile(self) -> dict[str, Any]:
+        """Where a simulated run's CPU went: Shadow's own threads, each
+        host's programs, and what no sample saw (empty for older runs)."""
+        return dict(self.document.get("cpu_profile") or {})
+
+    @property
     def process_cpu_s(self) -> dict[str, dict[str, float]]:
         """host -> program -> CPU seconds over the measured period (local runs)."""
         return dict(self.document.get("cpu_s") or {})
@@ -269,6 +275,11 @@ def record_generated(
     )
     write_run(run_dir, record)
     return record
+
+
+def record_cpu_profile(record: RunRecord, profile: Mapping[str, Any]) -> RunRecord:
+    """A simulated run's CPU by where it went (runner.execute.child_cpu); not yet written."""
+    return record._with(cpu_profile=dict(profile))
 
 
 def record_local_clock(

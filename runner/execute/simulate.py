@@ -14,10 +14,11 @@ from pathlib import Path
 
 from runner.errors import RunError
 from runner.execute.backend import Ran
+from runner.execute.child_cpu import ChildCpuSampler
 from runner.execute.cpus import Placement, choose_placement
 from runner.execute.local.procs import die_with_parent, register, unregister
 from runner.layout import SHADOW_DATA
-from runner.manifest import read_run
+from runner.manifest import read_run, record_cpu_profile
 from runner.network.backends import Backend
 from runner.network.capacity import experiment_size, machine_memory_mib
 from runner.spec.model import Spec
@@ -51,10 +52,11 @@ def run_shadow(
     on_progress: Callable[[int], None] | None = None,
     cpus: frozenset[int] | None = None,
     pin: bool = True,
-) -> float:
+) -> tuple[float, dict[str, object]]:
     """Simulate ``run_dir``; return the CPU seconds Shadow and the processes
-    it ran used (user and system). RunError if Shadow fails or a process
-    misbehaves.
+    it ran used (user and system), and where they went (Shadow's own
+    threads, each host's programs: runner.execute.child_cpu). RunError if
+    Shadow fails or a process misbehaves.
 
     ``cpus``: the CPUs this Shadow may use (it pins its threads inside them);
     ``pin`` False turns Shadow's CPU pinning off.
@@ -85,6 +87,7 @@ def run_shadow(
             preexec_fn=lambda: _start_child(cpus),
         )
         register(proc)
+        sampler = ChildCpuSampler(proc.pid).start()
         try:
             assert proc.stderr is not None
             for line in proc.stderr:
@@ -102,13 +105,15 @@ def run_shadow(
             proc.wait()
             raise
         finally:
+            profile = sampler.stop()
             unregister(proc)
     if code != 0:
         summary = _failure_summary(log)
         raise RunError(
             f"shadow exited with status {code} (see {log})" + (f":\n{summary}" if summary else "")
         )
-    return round(usage.ru_utime + usage.ru_stime, 3)
+    cpu_s = round(usage.ru_utime + usage.ru_stime, 3)
+    return cpu_s, profile.as_record(cpu_s)
 
 
 class ShadowExecution:
@@ -150,5 +155,6 @@ class ShadowExecution:
         Shadow's and that of every process it ran."""
         phase("simulate")
         started = time.monotonic()
-        cpu_s = run_shadow(run_dir, programs["shadow"], threads, on_progress, cpus, pin)
-        return Ran(read_run(run_dir), cpu_s, time.monotonic() - started, 0.0)
+        cpu_s, profile = run_shadow(run_dir, programs["shadow"], threads, on_progress, cpus, pin)
+        record = record_cpu_profile(read_run(run_dir), profile)
+        return Ran(record, cpu_s, time.monotonic() - started, 0.0)
