@@ -174,6 +174,12 @@ class RunRecord:
         return float(sum(phases.values()))
 
     @property
+    def cpu_phases_s(self) -> dict[str, float]:
+        """The CPU seconds of each phase (generate, simulate, collect) where recorded."""
+        phases = self.document.get(CPU_PHASES)
+        return {k: float(v) for k, v in phases.items()} if isinstance(phases, dict) else {}
+
+    @property
     def cpu_profile(self) -> dict[str, Any]:
         """Where a simulated run's CPU went: Shadow's own threads, each
         host's programs, and what no sample saw (empty for older runs)."""

@@ -20,7 +20,7 @@ from pathlib import Path
 from runner.bench.results_table import add_section_rows, code_commit, machine
 from runner.experiments import load_spec
 from runner.layout import Layout
-from runner.manifest import CPU_PHASES, RunRecord, read_run
+from runner.manifest import RunRecord, read_run_if_any
 
 SECTION = "## Cost profile"
 INTRO = (
@@ -78,22 +78,21 @@ def native_seconds(native: Layout | None, record: RunRecord) -> float | None:
     in real time, often shorter)."""
     if native is None:
         return None
-    run_dir = native.run_dir(record.variant, record.seed)
-    if not (run_dir / "manifest.json").is_file():
+    local = read_run_if_any(native.run_dir(record.variant, record.seed))
+    if local is None:
         return None
-    local = read_run(run_dir)
-    whole = (local.document.get(CPU_PHASES) or {}).get("simulate")
+    whole = local.cpu_phases_s.get("simulate")
     if not local.complete or whole is None or local.measure_s <= 0:
         return None
     traffic = sum(s for used in local.process_cpu_s.values() for s in used.values())
-    return float(whole) - traffic + traffic * record.measure_s / local.measure_s
+    return whole - traffic + traffic * record.measure_s / local.measure_s
 
 
 def profile_row(record: RunRecord, native_s: float | None) -> list[str]:
     """One run's cells from ``generate`` to ``ratio``."""
     profile = record.cpu_profile
-    phases = record.document.get(CPU_PHASES) or {}
-    generate, simulate = float(phases.get("generate", 0.0)), float(phases["simulate"])
+    phases = record.cpu_phases_s
+    generate, simulate = phases.get("generate", 0.0), phases["simulate"]
     programs = program_seconds(record)
     cells = [generate, profile["shadow_user_s"], profile["shadow_system_s"]]
     cells += [programs.get(p, 0.0) for p in COLUMNS[8:13]]
@@ -119,11 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for variant in spec.variants:
         for seed in spec.seeds:
-            run_dir = layout.run_dir(variant.name, seed)
-            if not (run_dir / "manifest.json").is_file():
-                continue
-            record = read_run(run_dir)
-            if not record.complete or record.backend != "shadow" or not record.cpu_profile:
+            record = read_run_if_any(layout.run_dir(variant.name, seed))
+            if record is None or not record.complete or record.backend != "shadow" or not record.cpu_profile:
                 continue
             cells = profile_row(record, native_seconds(native, record))
             head = [today, where, spec.name, args.label, f"{variant.name}/seed-{seed}"]
