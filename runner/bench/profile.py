@@ -119,7 +119,12 @@ def main(argv: list[str] | None = None) -> int:
     for variant in spec.variants:
         for seed in spec.seeds:
             record = read_run_if_any(layout.run_dir(variant.name, seed))
-            if record is None or not record.complete or record.backend != "shadow" or not record.cpu_profile:
+            if (
+                record is None
+                or not record.complete
+                or record.backend != "shadow"
+                or not record.cpu_profile
+            ):
                 continue
             cells = profile_row(record, native_seconds(native, record))
             head = [today, where, spec.name, args.label, f"{variant.name}/seed-{seed}"]
