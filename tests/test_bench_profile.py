@@ -35,7 +35,10 @@ def _cells(text: str, run: str) -> dict[str, str]:
 
 
 def test_a_run_is_split_by_program_and_role_beside_its_native_cost(tmp_path: Path) -> None:
-    shadow, local = Layout(tmp_path / "shadow", "ci-small"), Layout(tmp_path / "local", "ci-small")
+    shadow, local = (
+        Layout(tmp_path / "shadow", "ci-small"),
+        Layout(tmp_path / "local", "ci-small-local"),
+    )
     profile = {
         "shadow_user_s": 10.0,
         "shadow_system_s": 30.0,

@@ -21,6 +21,7 @@ from runner.bench.results_table import add_section_rows, code_commit, machine
 from runner.experiments import load_spec
 from runner.layout import Layout
 from runner.manifest import RunRecord, read_run_if_any
+from runner.network.backends import backend_named
 
 SECTION = "## Cost profile"
 INTRO = (
@@ -112,8 +113,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="bench/results.md")
     args = parser.parse_args(argv)
     spec = load_spec(Path(args.spec))
-    layout = Layout(Path(args.results), spec.name)
-    native = Layout(Path(args.native), spec.name) if args.native else None
+    # Each backend's runs land apart (results/<name>, results/<name>-local).
+    layout = Layout(Path(args.results), backend_named("shadow").experiment_name(spec.name))
+    local_name = backend_named("local").experiment_name(spec.name)
+    native = Layout(Path(args.native), local_name) if args.native else None
     today, where, code = datetime.now(UTC).strftime("%Y-%m-%d"), machine(), code_commit()
     rows = []
     for variant in spec.variants:
