@@ -152,6 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
         func=cmd_compare
     )
     _add_claims(sub)
+    _add_builds(sub)
+    _add_bench(sub)
     return parser
 
 
@@ -311,6 +313,59 @@ def _add_claims(sub: Subcommands) -> None:
     claims.add_argument("--results", default="results", help="results root (default: results)")
     claims.add_argument("--out", default="docs/claims.md", help="default: docs/claims.md")
     claims.set_defaults(func=cmd_claims)
+
+
+def _add_builds(sub: Subcommands) -> None:
+    """``runner tools`` and ``runner tor``: the programs' builds, with the
+    verbs and options of their modules' own command lines."""
+    from runner.tools import toolbuild, torbuild
+
+    for name, module, text in (
+        (
+            "tools",
+            toolbuild,
+            "build the tested Shadow, tgen and oniontrace; install the Python tools",
+        ),
+        (
+            "tor",
+            torbuild,
+            "build the patched tor (pinned source + tor-patches/series); run its tests",
+        ),
+    ):
+        p = sub.add_parser(
+            name,
+            help=text,
+            description=module.__doc__,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        module.add_arguments(p)
+        p.set_defaults(func=module.run)
+
+
+def _add_bench(sub: Subcommands) -> None:
+    """``runner bench <benchmark>``: each with its module's own options."""
+    import runner.bench
+    from runner.bench import report, scaling, shadow_options, speed
+
+    bench = sub.add_parser(
+        "bench",
+        help="measure the runner on this machine -> bench/results.md",
+        description=runner.bench.__doc__,
+    )
+    benchmarks = bench.add_subparsers(dest="benchmark", required=True)
+    for name, module, text in (
+        ("speed", speed, "time and memory of each phase of an experiment, one run at a time"),
+        ("report", report, "time writing an experiment's report from its collected tables"),
+        (
+            "shadow-options",
+            shadow_options,
+            "one run's CPU under Shadow's defaults and the project's options",
+        ),
+        ("scaling", scaling, "the experiment at 1, 2, 4, ... runs at once, per CPU pinning"),
+    ):
+        p = benchmarks.add_parser(name, help=text, description=module.__doc__)
+        module.add_arguments(p)
+        p.set_defaults(func=module.run)
 
 
 # Commands that write into an experiment's results: one at a time per experiment.
