@@ -4,6 +4,7 @@ returns its exit status and what it found, with no command line involved."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -233,3 +234,12 @@ def test_a_baseline_is_banded_by_its_backend(
     key = next(k for k in written["shadow"]["metrics"] if k.endswith("ttlb_median"))
     shadow, local = written["shadow"]["metrics"][key], written["local"]["metrics"][key]
     assert local["high"] > shadow["high"]  # only gross changes count in real time
+
+
+def test_the_docs_call_methods_the_experiment_has() -> None:
+    page = (ROOT / "docs" / "running.md").read_text()
+    section = page.split("## From Python", 1)[1].split("\n## ", 1)[0]
+    called = set(re.findall(r"\bexp\.(\w+)\(", section))
+    assert {"run", "collect", "compare", "experiment", "plan", "regress"} <= called
+    assert called <= {name for name in dir(Experiment) if not name.startswith("_")}
+    assert "Experiment.load(" in section and "Console.quiet()" in section
