@@ -78,8 +78,8 @@ setup:
 # built into ~/.cache/tornet-experiments/tools (or $$TORNET_TOOLS_ROOT) once;
 # the Python tools into the venv.
 tools:
-	$(PY) -m runner.tools.toolbuild build $(if $(JOBS),--jobs $(JOBS),)
-	$(PY) -m runner.tools.toolbuild python
+	$(PY) -m runner tools build $(if $(JOBS),--jobs $(JOBS),)
+	$(PY) -m runner tools python
 
 check:
 	$(PY) -m runner check
@@ -112,10 +112,10 @@ regress-local:
 	$(MAKE) regress BACKEND=local
 
 tor:
-	$(PY) -m runner.tools.torbuild build $(if $(JOBS),--jobs $(JOBS),)
+	$(PY) -m runner tor build $(if $(JOBS),--jobs $(JOBS),)
 
 tor-test: tor
-	$(PY) -m runner.tools.torbuild test
+	$(PY) -m runner tor test
 
 generate:
 	$(PY) -m runner generate configs/$(EXP).yaml --results $(RESULTS) $(if $(BACKEND),--backend $(BACKEND),)
@@ -138,14 +138,14 @@ baseline:
 		--baseline $(BASELINE) --write
 
 bench:
-	$(PY) -m runner.bench.speed configs/$(EXP).yaml --out bench/results.md $(if $(BACKEND),--backend $(BACKEND),)
+	$(PY) -m runner bench speed configs/$(EXP).yaml --out bench/results.md $(if $(BACKEND),--backend $(BACKEND),)
 	$(if $(filter local,$(BACKEND)),,$(MAKE) bench-scaling)
 
 bench-report:
-	$(PY) -m runner.bench.report configs/$(EXP).yaml --results $(RESULTS) --out bench/results.md
+	$(PY) -m runner bench report configs/$(EXP).yaml --results $(RESULTS) --out bench/results.md
 
 bench-shadow-options:
-	$(PY) -m runner.bench.shadow_options configs/$(EXP).yaml --out bench/results.md \
+	$(PY) -m runner bench shadow-options configs/$(EXP).yaml --out bench/results.md \
 		$(if $(REPEAT),--repeat $(REPEAT),) $(if $(AT_ONCE),--at-once $(AT_ONCE),)
 
 bench-profile:
@@ -154,7 +154,7 @@ bench-profile:
 		$(if $(NATIVE),--native $(NATIVE),) $(if $(LABEL),--label "$(LABEL)",)
 
 bench-scaling:
-	$(PY) -m runner.bench.scaling configs/$(EXP).yaml --out bench/results.md \
+	$(PY) -m runner bench scaling configs/$(EXP).yaml --out bench/results.md \
 		$(if $(JOBS),--jobs $(JOBS),) $(if $(SEEDS),--seeds $(SEEDS),)
 
 clean:

@@ -1,4 +1,7 @@
-"""Command line: ``python -m runner <command> configs/<exp>.yaml``."""
+"""Command line: ``python -m runner <command> configs/<exp>.yaml``.
+
+It parses the arguments; the work is the Experiment's (runner.experiment),
+the tools' builds (runner.tools) and the benchmarks' (runner.bench)."""
 
 from __future__ import annotations
 
@@ -6,33 +9,18 @@ import argparse
 import os
 import signal
 import sys
-import time
-from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TypeAlias
 
 from runner.errors import DataError, PrerequisiteError, RunError, SpecError, TableError
 from runner.execute.cpus import OWN_CPUS, PINNING_MODES
-from runner.execute.lock import check_not_busy, experiment_lock
-from runner.network.backends import BACKENDS, Backend
+from runner.execute.lock import check_not_busy
+from runner.experiment import Experiment, RunOptions
+from runner.experiment.backend import BACKEND_NAMES, backend_name, experiment_dir
 
 # The heavy modules (numpy, scipy, matplotlib, networkx) are imported by the
-# commands that use them, so that a second runner on a busy experiment, or on
+# steps that use them, so that a second runner on a busy experiment, or on
 # a machine kept busy by Shadow, is told at once.
-if TYPE_CHECKING:
-    from runner.analyses.answers import Answer
-    from runner.layout import Layout
-    from runner.spec.model import Spec
-
-# --backend's choices, in the order the command line and its messages list them.
-BACKEND_NAMES = tuple(sorted(BACKENDS))
-
-
-def _layout(spec: Spec, args: argparse.Namespace) -> Layout:
-    """Runs of each backend land apart: results/<exp>/ and results/<exp>-local/."""
-    from runner.layout import Layout
-
-    return Layout(Path(args.results).resolve(), _backend(args, spec).experiment_name(spec.name))
 
 
 # Commands that only read an experiment's runs: their backend is the one
@@ -40,33 +28,25 @@ def _layout(spec: Spec, args: argparse.Namespace) -> Layout:
 READERS = ("collect", "compare")
 
 
-def _backend_name(args: argparse.Namespace, name: str) -> str:
-    """The backend a command works on: the one asked for; for a reader, the
-    one the runs' manifests name; else Shadow when it is installed."""
-    if getattr(args, "backend", None):
-        return str(args.backend)
-    if args.command in READERS:
-        from runner.manifest import backends_with_runs
+def _experiment(args: argparse.Namespace) -> Experiment:
+    """The experiment a command works on, loaded once; a reader takes the
+    backend its runs were made with, whatever this machine has installed."""
+    return Experiment.load(args.spec, args.results, args.backend, reading=args.command in READERS)
 
-        root = Path(args.results).resolve()
-        found = backends_with_runs(
-            {b: root / BACKENDS[b].experiment_name(name) for b in BACKEND_NAMES}
-        )
-        if len(found) > 1:
-            raise SpecError(
-                args.spec,
-                "(backend)",
-                f"runs of this experiment exist for both backends ({', '.join(found)}): "
-                "say which with --backend",
-            )
-        if found:
-            return found[0]
-    from runner.tools.prereqs import default_backend
 
-    return default_backend().name
+def _run_options(args: argparse.Namespace) -> RunOptions:
+    return RunOptions(
+        jobs=args.jobs,
+        threads=args.threads,
+        pinning=args.pinning,
+        executor=args.executor,
+        keep_stale=args.keep_stale,
+        retry_failed=args.retry_failed,
+    )
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from runner.configs import patched_configs
     from runner.network.backends import SHADOW
     from runner.tools.prereqs import report as prereq_report
 
@@ -79,397 +59,62 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if usable else 1
 
 
-def patched_configs(configs: Path) -> list[str]:
-    """The configs in ``configs`` with a variant that runs the patched tor
-    (``tor: patched``), by name; one that does not load is named with why."""
-    from runner.experiments import load_spec
-
-    names = []
-    for path in sorted(configs.glob("*.yaml")):
-        try:
-            spec = load_spec(path)
-        except SpecError as exc:
-            names.append(f"{path.name} (does not load: {exc})")
-            continue
-        if any(v.tor == "patched" for v in spec.variants):
-            names.append(spec.name)
-    return names
-
-
 # Where README.md explains the prerequisites (a test checks that these sections exist).
 README_SECTIONS = "'Set up' and 'Shadow, tgen and oniontrace'"
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from runner.experiments import load_spec
-
-    spec = load_spec(Path(args.spec))
-    if not args.force:  # refuse here what `run` would refuse on this machine
-        from runner.execute.run import plan_placement
-        from runner.network.capacity import check_capacity
-
-        backend = _backend(args, spec)
-        runs = len(spec.runs())
-        placement = plan_placement(spec, backend, runs)
-        check_capacity(spec, backend, placement.jobs, args.max_hosts)
-    for warning in _backend(args, spec).warnings(spec):
-        print(warning, file=sys.stderr)
-    if args.expand:
-        from runner.spec.dump import spec_yaml
-
-        # The spec as the runner reads it: a matrix written out as variants.
-        print(spec_yaml(spec.raw, width=100), end="")
-    out = sys.stderr if args.expand else sys.stdout
-    if spec.seed_rounds is not None:
-        r = spec.seed_rounds
-        print(
-            f"{spec.path}: ok ({len(spec.variants)} variants x {r.min} to {r.max} seeds, "
-            f"{r.step} more a round"
-            + (" of the variants they still need" if r.later == "hypotheses" else "")
-            + f" until its {len(spec.hypotheses)} hypotheses are decisive)",
-            file=out,
-        )
-        return 0
-    runs = len(spec.variants) * len(spec.seeds)
-    print(
-        f"{spec.path}: ok ({len(spec.variants)} variants x {len(spec.seeds)} seeds = {runs} runs)",
-        file=out,
+    return (
+        _experiment(args)
+        .validate(force=args.force, max_hosts=args.max_hosts, expand=args.expand)
+        .code
     )
-    return 0
 
 
-def _backend(args: argparse.Namespace, spec: Spec) -> Backend:
-    return BACKENDS[_backend_name(args, spec.name)]
+# The commands below get the experiment _dispatch loaded and locked.
+def cmd_generate(exp: Experiment, args: argparse.Namespace) -> int:
+    return exp.generate().code
 
 
-def _spec(args: argparse.Namespace) -> Spec:
-    """The spec, with the seeds its rounds ran if it runs seeds in rounds."""
-    from runner.analyses.seed_rounds import seeds_in_use
-    from runner.experiments import load_spec
-
-    spec = load_spec(Path(args.spec))
-    return seeds_in_use(spec, _layout(spec, args))
+def cmd_run(exp: Experiment, args: argparse.Namespace) -> int:
+    return exp.run(_run_options(args)).code
 
 
-def _run(spec: Spec, args: argparse.Namespace) -> int:
-    from runner.analyses.measured_params import measured_params
-    from runner.execute.cluster.executors import make_executor
-    from runner.execute.cluster.options import parse_executor
-    from runner.execute.progress import outcome_line
-    from runner.execute.run import run_experiment
-    from runner.tables.collect import logged_rows
-
-    layout = _layout(spec, args)
-    executor = make_executor(
-        parse_executor(args.executor), args.pinning, getattr(args, "threads", None)
-    )
-    started = time.monotonic()
-    outcomes = run_experiment(
-        spec,
-        layout,
-        sys.argv,
-        jobs=args.jobs,
-        backend=_backend(args, spec),
-        threads=args.threads,
-        pinning=args.pinning,
-        executor=executor,
-        keep_stale=args.keep_stale,
-        retry_failed=args.retry_failed,
-        measure_params=lambda variant, seed: measured_params(
-            partial(logged_rows, layout), variant, seed
-        ),
-    )
-    failed = [o for o in outcomes if o.status == "failed"]
-    for o in failed:
-        print(f"FAILED {o.variant}/seed-{o.seed}: {o.error}", file=sys.stderr)
-    sys.stderr.flush()
-    print(outcome_line([o.status for o in outcomes], time.monotonic() - started), flush=True)
-    return 1 if failed else 0
+def cmd_collect(exp: Experiment, args: argparse.Namespace) -> int:
+    return exp.collect().code
 
 
-def _collect(spec: Spec, args: argparse.Namespace) -> int:
-    from runner.experiments import TABLES
-    from runner.tables.collect import collect
-
-    layout = _layout(spec, args)
-    result = collect(spec, layout, TABLES)
-    if not result.runs:
-        print(
-            f"error: no complete runs of {spec.path} under {layout.experiment_dir}: "
-            f"run them first (`python -m runner run {spec.path}`, or `experiment`)",
-            file=sys.stderr,
-        )
-        return 1
-    print(result.line(f"{layout.experiment_dir}/<table>.csv and .parquet"))
-    return 0
+def cmd_compare(exp: Experiment, args: argparse.Namespace) -> int:
+    return exp.compare().code
 
 
-def _has_tables(layout: Layout, spec: Spec, command: str) -> bool:
-    """Whether collect has written the tables ``command`` reads; says what to run if not."""
-    if layout.transfers_csv.is_file():
-        return True
-    print(
-        f"error: {command} reads the tables `collect` writes, and {layout.transfers_csv} "
-        f"does not exist: run `python -m runner collect {spec.path}` first",
-        file=sys.stderr,
-    )
-    return False
+def cmd_experiment(exp: Experiment, args: argparse.Namespace) -> int:
+    return exp.experiment(_run_options(args), args.new_design).code
 
 
-def _compare(spec: Spec, args: argparse.Namespace) -> int:
-    from runner.experiments import ANALYSES
-    from runner.manifest import record_check_failures
-    from runner.report.assemble import write_report
-    from runner.tables.runs import write_runs
-
-    layout = _layout(spec, args)
-    if not _has_tables(layout, spec, "compare"):
-        return 1
-    # The report reads the runs as the run directories hold them now.
-    write_runs(spec, layout)
-    result = write_report(spec, layout, ANALYSES)
-    for failure in result.failures:
-        print(f"CHECK FAILED: {failure}", file=sys.stderr)
-    runs = {(v.name, s): layout.run_dir(v.name, s) for v, s in spec.runs()}
-    marked = record_check_failures(runs, result.failures)
-    write_runs(spec, layout)  # with the checks each run failed
-    if marked:
-        print(
-            "The runs whose checks failed are kept and reported; "
-            "`run` or `experiment` with --retry-failed runs them again.",
-            file=sys.stderr,
-        )
-    sys.stderr.flush()
-    # The console ends with where the report is and what it answers.
-    html = result.path.with_suffix(".html")
-    print(f"report: {result.path}")
-    print(f"        {html}")
-    print(f"        view it: xdg-open {html} (without a display: docs/running.md)")
-    header, rows = result.answers
-    if rows:
-        from runner.report.answers import console_lines
-
-        print("\nAnswers:")
-        print("\n".join(console_lines(header, rows)))
-    return 0 if result.checks_passed else 1
-
-
-def cmd_generate(args: argparse.Namespace) -> int:
-    from runner.execute.run import generate_experiment, resolve_tools
-
-    spec = _spec(args)
-    backend = _backend(args, spec)
-    layout = _layout(spec, args)
-    command = [Path(sys.executable).name, "-m", "runner", *sys.argv[1:]]
-    written, kept = generate_experiment(
-        spec, layout, command, backend, resolve_tools(spec, backend)
-    )
-    for run_dir in written:
-        print(f"generated {run_dir}")
-    print(
-        f"{len(written)} networks written, {kept} complete runs of the same identity kept "
-        f"({backend.name} backend) under {layout.experiment_dir}"
-    )
-    return 0
-
-
-def cmd_run(args: argparse.Namespace) -> int:
-    return _run(_spec(args), args)
-
-
-def cmd_collect(args: argparse.Namespace) -> int:
-    return _collect(_spec(args), args)
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    return _compare(_spec(args), args)
-
-
-def cmd_experiment(args: argparse.Namespace) -> int:
-    from runner.experiments import load_spec
-
-    spec = load_spec(Path(args.spec))
-    run_code = 0
-    if spec.seed_rounds is not None:
-        from runner.analyses.answers import answers
-        from runner.analyses.seed_rounds import check_design, run_in_rounds
-        from runner.tables.schema import TRANSFERS
-
-        layout = _layout(spec, args)
-        # Refused before any run: rounds that ran under another design.
-        changes = check_design(spec, layout, getattr(args, "new_design", False))
-
-        def answer_round(current: Spec) -> list[Answer]:
-            _collect(current, args)
-            return answers(current, layout, TRANSFERS.read(layout.transfers_csv))
-
-        spec, run_code = run_in_rounds(
-            spec, layout, lambda current: _run(current, args), answer_round, changes
-        )
-    else:
-        run_code = _run(spec, args)
-    if _collect(spec, args) != 0:
-        return 1
-    compare_code = _compare(spec, args)
-    return run_code or compare_code
-
-
-def cmd_plan(args: argparse.Namespace) -> int:
+def cmd_plan(exp: Experiment, args: argparse.Namespace) -> int:
     """Plan from a pilot: the runs in results, or ``--pilot N`` seeds run first."""
-    from dataclasses import replace
-
-    from runner.analyses.client_bandwidth import per_client
-    from runner.analyses.seed_plan import make_plan, plan_data
-    from runner.execute.cpus import usable_cpus
-    from runner.experiments import load_spec
-    from runner.manifest import write_json_atomic
-    from runner.report.seed_plan import render
-    from runner.tables.runs import write_runs
-    from runner.tables.schema import CLIENTS, RELAY_LOAD, TRANSFERS
-
-    target = None
-    if args.pilot_from:
-        # Plan args.spec from another, smaller experiment's pilot.
-        target = load_spec(Path(args.spec))
-        args.spec = args.pilot_from
-    spec = load_spec(Path(args.spec))
-    layout = _layout(spec, args)
-    if args.pilot:
-        spec = replace(spec, seeds=tuple(range(1, args.pilot + 1)))
-        if _run(spec, args) != 0:
-            print("warning: some pilot runs failed; planning from the rest", file=sys.stderr)
-        if _collect(spec, args) != 0:
-            return 1
-    else:
-        spec = _spec(args)
-    if not _has_tables(layout, spec, "plan"):
-        return 1
-    if not spec.hypotheses:
-        print(
-            f"error: {spec.path} states no hypotheses: there is nothing to plan for",
-            file=sys.stderr,
-        )
-        return 1
-    write_runs(spec, layout)  # the pilot's costs, as its run directories hold them now
-    transfers = TRANSFERS.read(layout.transfers_csv)
-    clients = CLIENTS.read_from(layout)
-    plan = make_plan(
-        spec,
-        layout,
-        transfers,
-        per_client(transfers, clients),
-        RELAY_LOAD.read_from(layout),
-        target=target,
-    )
-    text = "\n".join(render(plan, len(usable_cpus()), args.cores))
-    print(text)
-    # Beside the pilot's tables; a plan for another spec is named after it.
-    stem = f"plan-{target.name}" if target else "plan"
-    (layout.experiment_dir / f"{stem}.md").write_text(text + "\n")
-    write_json_atomic(layout.experiment_dir / f"{stem}.json", plan_data(plan))
-    return 0
+    return exp.plan(args.pilot, args.cores, args.pilot_from, _run_options(args)).code
 
 
-def cmd_regress(args: argparse.Namespace) -> int:
-    from runner.analyses.regress import (
-        LOCAL_ABSOLUTE_SLACK_S,
-        LOCAL_FACTOR_BAND,
-        check_against,
-        make_baseline,
-        provenance_note,
-    )
-    from runner.execute.run import resolve_tools
-    from runner.experiments import load_spec
-    from runner.manifest import write_json_atomic
-    from runner.tables.schema import TRANSFERS
-
-    spec = load_spec(Path(args.spec))
-    layout = _layout(spec, args)
-    if not args.skip_run:
-        code = cmd_experiment(args)
-        if code != 0:
-            print("regression: the experiment itself failed", file=sys.stderr)
-            return code
-    if not _has_tables(layout, spec, "regress"):
-        return 1
-    rows = TRANSFERS.read(layout.transfers_csv)
-    variants = [v.name for v in spec.variants]
-    baseline = Path(args.baseline)
-    if args.write:
-        backend = _backend(args, spec)
-        tools = resolve_tools(spec, backend)
-        # Real-time (not simulated) timings have no network model and depend
-        # on the host: only gross changes count there; the experiment's own
-        # checks still apply.
-        factor = None if backend.simulated else LOCAL_FACTOR_BAND
-        slack_s = 0.0 if backend.simulated else LOCAL_ABSOLUTE_SLACK_S
-        provenance = {
-            "spec_sha256": spec.sha256,
-            "backend": backend.name,
-            "versions": tools.versions,
-        }
-        write_json_atomic(
-            baseline, make_baseline(rows, variants, spec.name, provenance, factor, slack_s)
-        )
-        print(f"wrote {baseline}")
-        return 0
-    if not baseline.is_file():
-        print(f"{baseline}: no such baseline (write one with --write)", file=sys.stderr)
-        return 1
-    note = provenance_note(baseline, spec.sha256)
-    if note:
-        print(note)
-    verdicts = check_against(rows, variants, baseline)
-    for v in verdicts:
-        print(v.line())
-    bad = [v for v in verdicts if not v.ok]
-    print(f"regression: {len(verdicts) - len(bad)}/{len(verdicts)} metrics within tolerance")
-    return 1 if bad else 0
-
-
-def _answers_files(results: Path, name: str) -> list[Path]:
-    """Where each backend's collect and compare leave the experiment's
-    answers: results/<name>/answers.json and results/<name>-local/."""
-    from runner.layout import Layout
-
-    return [
-        Layout(results, BACKENDS[backend].experiment_name(name)).data_json("answers")
-        for backend in BACKEND_NAMES
-    ]
+def cmd_regress(exp: Experiment, args: argparse.Namespace) -> int:
+    return exp.regress(
+        args.baseline,
+        write=args.write,
+        skip_run=args.skip_run,
+        options=_run_options(args),
+        new_design=args.new_design,
+    ).code
 
 
 def cmd_claims(args: argparse.Namespace) -> int:
     """Write the page of every config's claims beside the project's answers."""
-    import json
+    from runner.configs import write_claims_page
 
-    from runner.analyses.answers import spec_records
-    from runner.experiments import load_spec
-    from runner.report.claims import claims_page
-
-    results = Path(args.results)
-    experiments = []
-    for path in sorted(Path(args.configs).glob("*.yaml")):
-        spec = load_spec(path)
-        candidates = _answers_files(results, spec.name)
-        present = [c for c in candidates if c.is_file()]
-        # The latest collected results, of either backend.
-        latest = max(present, key=lambda c: c.stat().st_mtime) if present else None
-        found = None
-        source = "not run (no " + " or ".join(f"`{c}`" for c in candidates) + ")"
-        if latest is not None:
-            try:
-                found = json.loads(latest.read_text())
-                source = f"`{latest}`"
-            except (OSError, ValueError) as exc:
-                source = f"not run ({latest} does not read as JSON: {exc})"
-        experiments.append((spec.name, str(path), spec.claims, spec_records(spec, found), source))
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")  # renamed into place: never half a page
-    tmp.write_text(claims_page(experiments))
-    os.replace(tmp, out)
-    answered = sum(1 for e in experiments if not e[4].startswith("not run"))
-    print(f"wrote {out}: {len(experiments)} experiments, {answered} with collected answers")
+    page = write_claims_page(Path(args.configs), Path(args.results), Path(args.out))
+    print(
+        f"wrote {page.path}: {page.experiments} experiments, {page.answered} with collected answers"
+    )
     return 0
 
 
@@ -507,6 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
         func=cmd_compare
     )
     _add_claims(sub)
+    _add_builds(sub)
+    _add_bench(sub)
     return parser
 
 
@@ -668,14 +315,67 @@ def _add_claims(sub: Subcommands) -> None:
     claims.set_defaults(func=cmd_claims)
 
 
+def _add_builds(sub: Subcommands) -> None:
+    """``runner tools`` and ``runner tor``: the programs' builds, with the
+    verbs and options of their modules' own command lines."""
+    from runner.tools import toolbuild, torbuild
+
+    for name, module, text in (
+        (
+            "tools",
+            toolbuild,
+            "build the tested Shadow, tgen and oniontrace; install the Python tools",
+        ),
+        (
+            "tor",
+            torbuild,
+            "build the patched tor (pinned source + tor-patches/series); run its tests",
+        ),
+    ):
+        p = sub.add_parser(
+            name,
+            help=text,
+            description=module.__doc__,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        module.add_arguments(p)
+        p.set_defaults(func=module.run)
+
+
+def _add_bench(sub: Subcommands) -> None:
+    """``runner bench <benchmark>``: each with its module's own options."""
+    import runner.bench
+    from runner.bench import report, scaling, shadow_options, speed
+
+    bench = sub.add_parser(
+        "bench",
+        help="measure the runner on this machine -> bench/results.md",
+        description=runner.bench.__doc__,
+    )
+    benchmarks = bench.add_subparsers(dest="benchmark", required=True)
+    for name, module, text in (
+        ("speed", speed, "time and memory of each phase of an experiment, one run at a time"),
+        ("report", report, "time writing an experiment's report from its collected tables"),
+        (
+            "shadow-options",
+            shadow_options,
+            "one run's CPU under Shadow's defaults and the project's options",
+        ),
+        ("scaling", scaling, "the experiment at 1, 2, 4, ... runs at once, per CPU pinning"),
+    ):
+        p = benchmarks.add_parser(name, help=text, description=module.__doc__)
+        module.add_arguments(p)
+        p.set_defaults(func=module.run)
+
+
 # Commands that write into an experiment's results: one at a time per experiment.
 WRITERS = ("generate", "run", "experiment", "regress", "collect", "compare", "plan")
 
 
 def _early_experiment_dir(args: argparse.Namespace) -> Path | None:
     """results/<name>[-local] from the spec's ``name`` alone, without loading
-    the spec or the modules that check it (by the rule _layout follows);
-    None if that name is not plain."""
+    the spec or the modules that check it (by the rule Experiment.load
+    follows); None if that name is not plain."""
     import yaml
 
     try:
@@ -684,33 +384,29 @@ def _early_experiment_dir(args: argparse.Namespace) -> Path | None:
         return None
     if not isinstance(name, str) or not name:
         return None
-    return Path(args.results).resolve() / BACKENDS[_backend_name(args, name)].experiment_name(name)
+    results = Path(args.results).resolve()
+    reading = args.command in READERS
+    return experiment_dir(
+        name, results, backend_name(name, results, args.backend, reading, args.spec)
+    )
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    """Stop at once if another runner holds the experiment; check the size
-    (before anything is written); take the experiment's lock; run."""
+    """Stop at once if another runner holds the experiment; load it; check
+    the size (before anything is written); take the experiment's lock; run."""
     if args.command not in WRITERS:
         code: int = args.func(args)
         return code
     early = _early_experiment_dir(args)
     if early is not None:
         check_not_busy(early)
-    from runner.execute.cluster.options import parse_executor
-    from runner.execute.run import plan_placement
-    from runner.experiments import load_spec
-    from runner.network.capacity import check_capacity
-
-    spec = load_spec(Path(args.spec))
-    runs_here = getattr(args, "runs", False) and parse_executor(args.executor).kind == "local"
-    if runs_here and not args.force and not getattr(args, "skip_run", False):
-        backend = _backend(args, spec)
-        runs = len(spec.variants) * len(spec.seeds)
-        placement = plan_placement(spec, backend, runs, args.jobs, args.threads, args.pinning)
-        check_capacity(spec, backend, placement.jobs, args.max_hosts)
-    command = [Path(sys.executable).name, "-m", "runner", *sys.argv[1:]]
-    with experiment_lock(_layout(spec, args).experiment_dir, command):
-        code = args.func(args)
+    exp = _experiment(args)
+    if getattr(args, "runs", False):
+        options = _run_options(args)
+        if options.runs_here() and not args.force and not getattr(args, "skip_run", False):
+            exp.check_fits(args.max_hosts, options)
+    with exp.lock():
+        code = args.func(exp, args)
     return code
 
 

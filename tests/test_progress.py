@@ -5,7 +5,6 @@ made-up states: no network, no process."""
 
 from __future__ import annotations
 
-import argparse
 import io
 import re
 from pathlib import Path
@@ -14,7 +13,6 @@ import pytest
 import yaml
 
 from runner.execute import run
-from runner.execute.cpus import OWN_CPUS
 from runner.execute.progress import Progress, outcome_line, state_of, status_line
 from runner.execute.run import RunChoice, RunOutcome, run_experiment
 from runner.experiments import parse_spec
@@ -120,22 +118,12 @@ def test_nothing_about_placement_when_nothing_runs(
 def test_the_run_stage_ends_with_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from runner import cli
+    from runner.experiment import Experiment, RunOptions
 
     spec, layout = _spec_and_layout(tmp_path)
     done = [RunOutcome(v.name, s, "complete", layout.run_dir(v.name, s)) for v, s in spec.runs()]
     monkeypatch.setattr(run, "run_experiment", lambda *args, **kwargs: done)
-    args = argparse.Namespace(
-        results=str(tmp_path),
-        backend="shadow",
-        executor="local",
-        pinning=OWN_CPUS,
-        threads=None,
-        jobs=None,
-        keep_stale=False,
-        retry_failed=False,
-    )
-    assert cli._run(spec, args) == 0
+    assert Experiment(spec, SHADOW, layout).run(RunOptions(executor="local")).code == 0
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 1 and re.fullmatch(r"4/4 runs complete: 4 ran in 0m0\ds", out[0])
 

@@ -1,2 +1,3 @@
-"""Measurements of the runner itself: speed and memory of a run (``make bench``)
-and how Shadow runs scale with cores (``make scaling``)."""
+"""Measurements of the runner itself (``runner bench``): time and memory of
+each phase of a run (speed, ``make bench``), writing a report (report),
+Shadow's options (shadow-options) and runs at once (scaling)."""

@@ -15,13 +15,9 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from runner.analyses.seed_rounds import seeds_in_use
 from runner.bench.results_table import add_section_rows, code_commit, machine
-from runner.experiments import ANALYSES, load_spec
 from runner.layout import Layout
 from runner.manifest import STATUS_MISSING
-from runner.report.assemble import write_report
-from runner.tables.runs import write_runs
 
 SECTION = "## Report writing"
 INTRO = (
@@ -36,12 +32,20 @@ HEADER = (
 )
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="runner.bench.report", description=__doc__)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """This benchmark's options: its own command line, and ``runner bench report``."""
     parser.add_argument("spec")
     parser.add_argument("--results", default="results")
     parser.add_argument("--out", default="bench/results.md")
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
+    # Imported here: the command line lists this benchmark without loading them.
+    from runner.analyses.seed_rounds import seeds_in_use
+    from runner.experiments import ANALYSES, load_spec
+    from runner.report.assemble import write_report
+    from runner.tables.runs import write_runs
+
     spec = load_spec(Path(args.spec))
     layout = Layout(Path(args.results), spec.name)
     spec = seeds_in_use(spec, layout)  # as `runner compare` sees it
@@ -68,6 +72,12 @@ def main(argv: list[str] | None = None) -> int:
     add_section_rows(Path(args.out), [row], SECTION, INTRO, HEADER)
     print(f"report of {runs} runs written in {wall:.1f} s; appended to {args.out}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="runner.bench.report", description=__doc__)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -20,8 +20,6 @@ from pathlib import Path
 
 from runner.bench.results_table import add_section_rows, machine
 from runner.execute.cpus import OFF, OWN_CPUS, PINNING_MODES, SHARED, usable_cpus
-from runner.execute.run import resolve_tools, run_experiment
-from runner.experiments import load_spec
 from runner.layout import Layout
 from runner.manifest import read_run
 from runner.network.backends import SHADOW
@@ -55,8 +53,8 @@ def add_rows(out: Path, rows: list[str]) -> None:
     add_section_rows(out, rows, SECTION, INTRO, HEADER)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="runner.bench.scaling", description=__doc__)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """This benchmark's options: its own command line, and ``runner bench scaling``."""
     parser.add_argument("spec")
     parser.add_argument("--out", default="bench/results.md")
     parser.add_argument("--jobs", help="runs at once, comma-separated (default: 1, 2, 4, ...)")
@@ -68,7 +66,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--seeds", type=int, help="seeds to run (default: the spec's; more for more runs)"
     )
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
+    # Imported here: the command line lists this benchmark without loading them.
+    from runner.execute.run import resolve_tools, run_experiment
+    from runner.experiments import load_spec
+
     spec = load_spec(Path(args.spec))
     if args.seeds:
         spec = replace(spec, seeds=tuple(range(1, args.seeds + 1)))
@@ -100,6 +104,12 @@ def main(argv: list[str] | None = None) -> int:
             add_rows(Path(args.out), [row])
             print(row, end="")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="runner.bench.scaling", description=__doc__)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -27,11 +27,8 @@ from pathlib import Path
 import yaml
 
 from runner.bench.results_table import add_section_rows, code_commit, machine
-from runner.execute.run import resolve_tools
-from runner.experiments import load_spec
 from runner.layout import SHADOW_DATA, Layout
 from runner.network.backends import SHADOW
-from runner.network.generate import generate_run
 
 SECTION = "## Shadow's options"
 INTRO = (
@@ -116,8 +113,8 @@ def _simulate(template: Path, work: Path, options: str, shadow: str, at_once: in
     return measured
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="runner.bench.shadow_options", description=__doc__)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """This benchmark's options: its own command line, and ``runner bench shadow-options``."""
     parser.add_argument("spec")
     parser.add_argument("--out", default="bench/results.md")
     parser.add_argument("--variant", help="the run's variant (default: the spec's first)")
@@ -129,7 +126,14 @@ def main(argv: list[str] | None = None) -> int:
         default=1,
         help="copies of each run side by side (the load of an experiment's runs at once)",
     )
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
+    # Imported here: the command line lists this benchmark without loading them.
+    from runner.execute.run import resolve_tools
+    from runner.experiments import load_spec
+    from runner.network.generate import generate_run
+
     spec = load_spec(Path(args.spec))
     variant = spec.variant(args.variant) if args.variant else spec.variants[0]
     tools = resolve_tools(spec, SHADOW)
@@ -155,6 +159,12 @@ def main(argv: list[str] | None = None) -> int:
     add_section_rows(Path(args.out), rows, SECTION, INTRO, HEADER)
     print("".join(rows), end="")
     return 0 if all(m.logs == reference for m in found) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="runner.bench.shadow_options", description=__doc__)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -16,13 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from runner.bench.results_table import machine
-from runner.execute.run import resolve_tools, run_experiment
-from runner.experiments import TABLES, load_spec
 from runner.layout import Layout
-from runner.manifest import read_run
 from runner.network.backends import BACKENDS
-from runner.tables.collect import collect
-from runner.tools.prereqs import default_backend
 
 HEADER = (
     "| date | machine | experiment | backend | run | generate (s) | bootstrap (s) "
@@ -31,12 +26,21 @@ HEADER = (
 )
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="runner.bench.speed", description=__doc__)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """This benchmark's options: its own command line, and ``runner bench speed``."""
     parser.add_argument("spec")
     parser.add_argument("--out", default="bench/results.md")
     parser.add_argument("--backend", choices=sorted(BACKENDS), default=None)
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
+    # Imported here: the command line lists this benchmark without loading them.
+    from runner.execute.run import resolve_tools, run_experiment
+    from runner.experiments import TABLES, load_spec
+    from runner.manifest import read_run
+    from runner.tables.collect import collect
+    from runner.tools.prereqs import default_backend
+
     spec = load_spec(Path(args.spec))
     backend = BACKENDS[args.backend] if args.backend else default_backend()
     tools = resolve_tools(spec, backend)
@@ -75,6 +79,12 @@ def main(argv: list[str] | None = None) -> int:
     out.write_text(existing + "".join(rows))
     print(f"{len(rows)} runs in {total:.0f} s; appended to {out}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="runner.bench.speed", description=__doc__)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
 
 
 if __name__ == "__main__":

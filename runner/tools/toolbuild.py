@@ -7,9 +7,9 @@ A program whose ``.complete`` names its pinned commit is not built again; an
 interrupted build starts again from nothing. The checkout's tag must resolve
 to the pinned commit: a moved tag is refused.
 
-    python -m runner.tools.toolbuild build [NAME ...]   # default: all
-    python -m runner.tools.toolbuild python             # the Python tools, into this venv
-    python -m runner.tools.toolbuild path NAME          # the cached binary
+    python -m runner tools build [NAME ...]   # default: all
+    python -m runner tools python             # the Python tools, into this venv
+    python -m runner tools path NAME          # the cached binary
 """
 
 from __future__ import annotations
@@ -235,29 +235,31 @@ def install_python_tools(
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="runner.tools.toolbuild",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-    b = sub.add_parser("build")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The verbs (build, python, path) under ``parser``: this module's
+    command line, and ``runner tools``."""
+    sub = parser.add_subparsers(dest="verb", required=True)
+    b = sub.add_parser("build", help="build Shadow, tgen and oniontrace into the cache")
     b.add_argument("names", nargs="*", help=f"of {', '.join(BUILDS)} (default: all)")
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    sub.add_parser("python")
-    p = sub.add_parser("path")
+    # An unknown name is a usage error, told as argparse tells one.
+    b.set_defaults(usage_error=b.error)
+    sub.add_parser("python", help="install tornettools, tgentools and oniontracetools here")
+    p = sub.add_parser("path", help="print the cached binary of one")
     p.add_argument("name", choices=list(BUILDS))
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Do what ``args`` (as add_arguments parses them) ask."""
     try:
-        if args.command == "build":
+        if args.verb == "build":
             unknown = sorted(set(args.names) - set(BUILDS))
             if unknown:
-                parser.error(f"unknown tool {', '.join(unknown)}; known: {', '.join(BUILDS)}")
+                args.usage_error(f"unknown tool {', '.join(unknown)}; known: {', '.join(BUILDS)}")
             for name in args.names or list(BUILDS):
                 build_one(BUILDS[name], args.jobs)
             return 0
-        if args.command == "python":
+        if args.verb == "python":
             install_python_tools()
             return 0
         binary = cached_binary(BUILDS[args.name])
@@ -268,6 +270,16 @@ def main(argv: list[str] | None = None) -> int:
     except PrerequisiteError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="runner.tools.toolbuild",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
 
 
 if __name__ == "__main__":

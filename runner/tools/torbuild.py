@@ -5,9 +5,9 @@ and every patch's content, so one build serves every variant of every
 experiment, a changed patch makes a new build, and an unchanged series is
 never built twice. A build is usable only once ``.complete`` exists in it.
 
-    python -m runner.tools.torbuild build   # fetch, verify, patch, configure, make
-    python -m runner.tools.torbuild test    # tor's unit tests in the build
-    python -m runner.tools.torbuild path    # the patched tor binary
+    python -m runner tor build   # fetch, verify, patch, configure, make
+    python -m runner tor test    # tor's unit tests in the build
+    python -m runner tor path    # the patched tor binary
 """
 
 from __future__ import annotations
@@ -185,30 +185,40 @@ def run_tests(groups: list[str]) -> int:
     return code
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="runner.tools.torbuild",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-    b = sub.add_parser("build")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The verbs (build, test, path) under ``parser``: this module's command
+    line, and ``runner tor``."""
+    sub = parser.add_subparsers(dest="verb", required=True)
+    b = sub.add_parser("build", help="fetch, verify, patch, configure and make the patched tor")
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    t = sub.add_parser("test")
+    t = sub.add_parser("test", help="run tor's unit tests in the build")
     t.add_argument("groups", nargs="*", help="test groups, e.g. relay/.. (default: all)")
-    sub.add_parser("path")
-    args = parser.parse_args(argv)
+    sub.add_parser("path", help="print the patched tor binary")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Do what ``args`` (as add_arguments parses them) ask."""
     try:
-        if args.command == "build":
+        if args.verb == "build":
             build(args.jobs)
             return 0
-        if args.command == "test":
+        if args.verb == "test":
             return run_tests(args.groups)
         print(patched_tor())
         return 0
     except PrerequisiteError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="runner.tools.torbuild",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,17 @@
+"""One experiment, resolved once: its spec, the seeds in use, where its
+results live and the backend it runs on, with each step of the pipeline
+as a method that returns what it did (runner.experiment.experiment).
+
+    from runner.experiment import Experiment
+
+    exp = Experiment.load("configs/ci-small.yaml", results="results")
+    exp.run(); exp.collect(); exp.compare()
+
+The command line (runner.cli) parses its arguments into the same calls.
+"""
+
+from runner.experiment.console import Console
+from runner.experiment.experiment import Experiment
+from runner.experiment.options import RunOptions
+
+__all__ = ["Console", "Experiment", "RunOptions"]
