@@ -55,6 +55,8 @@ help:
 	@echo "                            [JOBS=1,2,4] [SEEDS=n]"
 	@echo "make bench-shadow-options EXP=<name>  one run's CPU under Shadow's defaults and the project's options"
 	@echo "make bench-report EXP=<name> time writing the report of an experiment's collected results"
+	@echo "make bench-profile EXP=<name> [NATIVE=<results root of local runs>] [LABEL=...]"
+	@echo "                            run it under Shadow; where each run's CPU went -> bench/results.md"
 
 # A dpkg run that was interrupted (a killed install, a full disk) blocks
 # every apt-get until `dpkg --configure -a` finishes it; apt-get waits up to
@@ -150,7 +152,7 @@ bench-shadow-options:
 
 bench-profile:
 	$(PY) -m runner run configs/$(EXP).yaml --results $(RESULTS) $(JOBS_ARG)
-	$(PY) -m runner.bench.profile configs/$(EXP).yaml --results $(RESULTS) --out bench/results.md \
+	$(PY) -m runner bench profile configs/$(EXP).yaml --results $(RESULTS) --out bench/results.md \
 		$(if $(NATIVE),--native $(NATIVE),) $(if $(LABEL),--label "$(LABEL)",)
 
 bench-scaling:

@@ -345,7 +345,7 @@ def _add_builds(sub: Subcommands) -> None:
 def _add_bench(sub: Subcommands) -> None:
     """``runner bench <benchmark>``: each with its module's own options."""
     import runner.bench
-    from runner.bench import report, scaling, shadow_options, speed
+    from runner.bench import profile, report, scaling, shadow_options, speed
 
     bench = sub.add_parser(
         "bench",
@@ -362,6 +362,7 @@ def _add_bench(sub: Subcommands) -> None:
             "one run's CPU under Shadow's defaults and the project's options",
         ),
         ("scaling", scaling, "the experiment at 1, 2, 4, ... runs at once, per CPU pinning"),
+        ("profile", profile, "where each Shadow run's CPU went, beside its native cost"),
     ):
         p = benchmarks.add_parser(name, help=text, description=module.__doc__)
         module.add_arguments(p)

@@ -11,7 +11,7 @@ import shlex
 
 import pytest
 
-from runner.bench import report, scaling, shadow_options, speed
+from runner.bench import profile, report, scaling, shadow_options, speed
 from runner.cli import build_parser, main
 from runner.tools import toolbuild, torbuild
 from runner.tools.upstream import BUILDS
@@ -30,7 +30,7 @@ def _help(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
     [
         ("tools", ["build", "python", "path"]),
         ("tor", ["build", "test", "path"]),
-        ("bench", ["speed", "report", "shadow-options", "scaling"]),
+        ("bench", ["speed", "report", "shadow-options", "scaling", "profile"]),
     ],
 )
 def test_help_lists_the_verbs(
@@ -107,6 +107,7 @@ def test_an_unknown_tool_is_a_usage_error(
             {"at_once": 2},
         ),
         (["scaling", "configs/ci-small.yaml", "--jobs", "1,2"], scaling, {"jobs": "1,2"}),
+        (["profile", "configs/ci-small.yaml", "--label", "x"], profile, {"label": "x"}),
     ],
 )
 def test_runner_bench_reaches_the_benchmark(
@@ -152,6 +153,7 @@ def test_the_makefile_calls_runner_verbs_that_parse() -> None:
         "bench report",
         "bench shadow-options",
         "bench scaling",
+        "bench profile",
         "experiment",
         "regress",
     } <= verbs

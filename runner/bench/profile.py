@@ -18,7 +18,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from runner.bench.results_table import add_section_rows, code_commit, machine
-from runner.experiments import load_spec
 from runner.layout import Layout
 from runner.manifest import RunRecord, read_run_if_any
 from runner.network.backends import backend_named
@@ -104,14 +103,18 @@ def profile_row(record: RunRecord, native_s: float | None) -> list[str]:
     return [*text, f"{native_s:.1f}", f"{simulate / native_s:.0f}x"]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="runner.bench.profile", description=__doc__)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("spec")
     parser.add_argument("--results", default="results")
     parser.add_argument("--native", help="results root of local runs of the same spec")
     parser.add_argument("--label", default="–", help="what the rows were run with")
     parser.add_argument("--out", default="bench/results.md")
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
+    # Imported here: the command line lists this benchmark without loading it.
+    from runner.experiments import load_spec
+
     spec = load_spec(Path(args.spec))
     # Each backend's runs land apart (results/<name>, results/<name>-local).
     layout = Layout(Path(args.results), backend_named("shadow").experiment_name(spec.name))
@@ -139,6 +142,12 @@ def main(argv: list[str] | None = None) -> int:
     add_section_rows(Path(args.out), rows, SECTION, INTRO, HEADER)
     print(f"{len(rows)} runs profiled; appended to {args.out}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="runner.bench.profile", description=__doc__)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
 
 
 if __name__ == "__main__":
