@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from runner.analyses.runs import measured_clients
 from runner.layout import Layout
 from runner.spec.model import Spec
-from runner.tables.schema import CircuitRow, TransferRow
+from runner.tables.runs import RunRow
+from runner.tables.schema import CIRCUITS, TRANSFERS, CircuitRow, TransferRow
 
 # A comparison of the report's Changes table: variant, reference, client
 # class, transfer size, metric.
@@ -31,3 +34,14 @@ class Inputs:
     @property
     def variants(self) -> list[str]:
         return [v.name for v in self.spec.variants]
+
+
+def collected_inputs(spec: Spec, layout: Layout, runs: Iterable[RunRow]) -> Inputs:
+    """The Inputs of the collected tables, with the measured clients of ``runs``."""
+    return Inputs(
+        spec,
+        layout,
+        TRANSFERS.read(layout.transfers_csv),
+        CIRCUITS.read(layout.circuits_csv),
+        measured_clients(runs),
+    )

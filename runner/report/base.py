@@ -1,13 +1,14 @@
 """What an analysis declares: the tables it adds from each run's logs, how
-it computes its result from the collected tables (as data), and how the
-report renders that result (checks, sections, plots)."""
+it computes its result from the collected tables (written as JSON), the
+type of that result (to read the JSON back), and how the report
+renders it (checks, sections, plots)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, get_type_hints
 
 from runner.analyses.inputs import Inputs
 from runner.checks import Failure
@@ -38,10 +39,32 @@ class Analysis(Generic[R]):
     logs (collected for every experiment), and, where ``applies`` says the
     spec asks it, its result (``compute``: plain data, a dataclass, written
     beside the tables as JSON) and its part of the report (``render``: from
-    that result alone, with plots into the folder it is given)."""
+    that result alone, with plots into the folder it is given).
+
+    ``result_type``: the type ``compute`` returns, which its JSON reads back
+    as (runner.analyses.from_data); by default its return annotation."""
 
     name: str
     tables: tuple[Table[Any], ...]
     compute: Callable[[Inputs], R]
     render: Callable[[R, Inputs, Path], Section]
     applies: Callable[[Spec], bool] = always
+    # A type form (a class, or list[...] and the like): Any to the type checker.
+    result_type: Any = None
+
+    def __post_init__(self) -> None:
+        # Taken once, here: a compute function replaced later (a test's
+        # stand-in) leaves the type the report reads as it was.
+        if self.result_type is None:
+            object.__setattr__(self, "result_type", returned_type(self.name, self.compute))
+
+
+def returned_type(name: str, compute: Callable[..., Any]) -> Any:
+    """The return annotation of analysis ``name``'s compute function."""
+    returned = get_type_hints(compute).get("return")
+    if returned is None:
+        raise TypeError(
+            f"analysis {name!r}: {getattr(compute, '__name__', compute)} has no return "
+            "annotation; annotate it, or give the Analysis its result_type"
+        )
+    return returned
