@@ -219,7 +219,7 @@ def _has_tables(layout: Layout, spec: Spec, command: str) -> bool:
 def _compare(spec: Spec, args: argparse.Namespace) -> int:
     from runner.experiments import ANALYSES
     from runner.manifest import record_check_failures
-    from runner.report.assemble import write_report
+    from runner.report.compare import compare
     from runner.tables.runs import write_runs
 
     layout = _layout(spec, args)
@@ -227,7 +227,7 @@ def _compare(spec: Spec, args: argparse.Namespace) -> int:
         return 1
     # The report reads the runs as the run directories hold them now.
     write_runs(spec, layout)
-    result = write_report(spec, layout, ANALYSES)
+    result = compare(spec, layout, ANALYSES)
     for failure in result.failures:
         print(f"CHECK FAILED: {failure}", file=sys.stderr)
     runs = {(v.name, s): layout.run_dir(v.name, s) for v, s in spec.runs()}

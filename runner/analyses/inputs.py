@@ -28,7 +28,8 @@ class Inputs:
     measured_clients: dict[tuple[str, int], list[tuple[str, str]]]
     # The comparisons a hypothesis answers -> (the hypothesis, its change as
     # the Answers section gives it): where a comparison is a hypothesis's,
-    # the report shows that answer and no other interval for it.
+    # the report shows that answer and no other interval for it. The
+    # report's alone: it fills it from answers.json; analyze leaves it empty.
     answered: dict[ChangeKey, tuple[str, str]] = field(default_factory=dict)
 
     @property

@@ -20,7 +20,7 @@ from runner.bench.results_table import add_section_rows, code_commit, machine
 from runner.experiments import ANALYSES, load_spec
 from runner.layout import Layout
 from runner.manifest import STATUS_MISSING
-from runner.report.assemble import write_report
+from runner.report.compare import compare
 from runner.tables.runs import write_runs
 
 SECTION = "## Report writing"
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     # As `runner compare` does before its report; the runs that were made.
     runs = sum(1 for r in write_runs(spec, layout) if r.status != STATUS_MISSING)
     started, cpu_started = time.monotonic(), time.process_time()
-    write_report(spec, layout, ANALYSES)
+    compare(spec, layout, ANALYSES)
     wall, cpu = time.monotonic() - started, time.process_time() - cpu_started
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     today = datetime.now(UTC).strftime("%Y-%m-%d")

@@ -244,7 +244,7 @@ def mctor_sections(result: MctorResult, inp: Inputs, out: Path) -> Section:
             ],
         )
         lines += _circuit_sections(result, variants)
-    section = Section(failures=result.failures, lines=lines, plots=plots)
+    section = Section(lines=lines, plots=plots)
     minimum = spec.checks.min_rounds_per_phase
     if minimum:
         section.checks.append(
