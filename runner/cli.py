@@ -21,6 +21,7 @@ from runner.network.backends import BACKENDS, Backend
 # a machine kept busy by Shadow, is told at once.
 if TYPE_CHECKING:
     from runner.analyses.answers import Answer
+    from runner.checks import Failure
     from runner.layout import Layout
     from runner.spec.model import Spec
 
@@ -37,7 +38,7 @@ def _layout(spec: Spec, args: argparse.Namespace) -> Layout:
 
 # Commands that only read an experiment's runs: their backend is the one
 # the runs were made with, whatever this machine has installed.
-READERS = ("collect", "compare")
+READERS = ("collect", "compare", "analyze", "report")
 
 
 def _backend_name(args: argparse.Namespace, name: str) -> str:
@@ -217,8 +218,9 @@ def _has_tables(layout: Layout, spec: Spec, command: str) -> bool:
 
 
 def _compare(spec: Spec, args: argparse.Namespace) -> int:
+    """Analyze, then the report: the console says what failed, where the
+    report is and what it answers."""
     from runner.experiments import ANALYSES
-    from runner.manifest import record_check_failures
     from runner.report.compare import compare
     from runner.tables.runs import write_runs
 
@@ -228,10 +230,59 @@ def _compare(spec: Spec, args: argparse.Namespace) -> int:
     # The report reads the runs as the run directories hold them now.
     write_runs(spec, layout)
     result = compare(spec, layout, ANALYSES)
-    for failure in result.failures:
+    _record_check_failures(spec, layout, result.failures)
+    _print_report_paths(result.path)
+    _print_answers(*result.answers)
+    return 0 if result.checks_passed else 1
+
+
+def _analyze(spec: Spec, args: argparse.Namespace) -> int:
+    """``runner analyze``: the JSON files the report renders from; exit 1
+    when a check failed, as compare."""
+    from runner.analyses.analyze import analyze
+    from runner.experiments import ANALYSES
+    from runner.report.answers import answer_rows
+    from runner.tables.runs import write_runs
+
+    layout = _layout(spec, args)
+    if not _has_tables(layout, spec, "analyze"):
+        return 1
+    # Analyze reads the runs as the run directories hold them now.
+    write_runs(spec, layout)
+    found = analyze(spec, layout, ANALYSES)
+    _record_check_failures(spec, layout, found.failures)
+    print(f"analyses: {layout.analyses_dir}/*.json")
+    print(f"          {layout.data_json('answers')}")
+    print(f"          {layout.data_json('checks')}")
+    _print_answers(*answer_rows(found.answers, found.cpu_hours))
+    return 0 if found.checks_passed else 1
+
+
+def _report(spec: Spec, args: argparse.Namespace) -> int:
+    """``runner report``: the report from what analyze wrote (exit 0 once
+    it is written; analyze's exit says whether the checks passed)."""
+    from runner.errors import NotAnalyzedError
+    from runner.experiments import ANALYSES
+    from runner.report.assemble import write_report
+
+    try:
+        result = write_report(spec, _layout(spec, args), ANALYSES)
+    except NotAnalyzedError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    _print_report_paths(result.path)
+    return 0
+
+
+def _record_check_failures(spec: Spec, layout: Layout, failures: list[Failure]) -> None:
+    """Print each failed check and record it in its run's manifest, for --retry-failed."""
+    from runner.manifest import record_check_failures
+    from runner.tables.runs import write_runs
+
+    for failure in failures:
         print(f"CHECK FAILED: {failure}", file=sys.stderr)
     runs = {(v.name, s): layout.run_dir(v.name, s) for v, s in spec.runs()}
-    marked = record_check_failures(runs, result.failures)
+    marked = record_check_failures(runs, failures)
     write_runs(spec, layout)  # with the checks each run failed
     if marked:
         print(
@@ -240,18 +291,22 @@ def _compare(spec: Spec, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     sys.stderr.flush()
-    # The console ends with where the report is and what it answers.
-    html = result.path.with_suffix(".html")
-    print(f"report: {result.path}")
+
+
+def _print_report_paths(path: Path) -> None:
+    """Where the report is: the console's end, with the answers after it."""
+    html = path.with_suffix(".html")
+    print(f"report: {path}")
     print(f"        {html}")
     print(f"        view it: xdg-open {html} (without a display: docs/running.md)")
-    header, rows = result.answers
+
+
+def _print_answers(header: list[str], rows: list[list[str]]) -> None:
     if rows:
         from runner.report.answers import console_lines
 
         print("\nAnswers:")
         print("\n".join(console_lines(header, rows)))
-    return 0 if result.checks_passed else 1
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -283,6 +338,14 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     return _compare(_spec(args), args)
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    return _analyze(_spec(args), args)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    return _report(_spec(args), args)
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
@@ -506,8 +569,21 @@ def build_parser() -> argparse.ArgumentParser:
     _with_spec(sub, "compare", "write the report from the collected tables").set_defaults(
         func=cmd_compare
     )
+    _add_analyze_and_report(sub)
     _add_claims(sub)
     return parser
+
+
+def _add_analyze_and_report(sub: Subcommands) -> None:
+    """compare's two steps, each on its own."""
+    _with_spec(
+        sub,
+        "analyze",
+        "from the collected tables, each analysis's result, the answers and the checks as JSON",
+    ).set_defaults(func=cmd_analyze)
+    _with_spec(
+        sub, "report", "render the report from what analyze wrote, computing nothing"
+    ).set_defaults(func=cmd_report)
 
 
 def _with_spec(sub: Subcommands, name: str, help_text: str) -> argparse.ArgumentParser:
@@ -669,7 +745,17 @@ def _add_claims(sub: Subcommands) -> None:
 
 
 # Commands that write into an experiment's results: one at a time per experiment.
-WRITERS = ("generate", "run", "experiment", "regress", "collect", "compare", "plan")
+WRITERS = (
+    "generate",
+    "run",
+    "experiment",
+    "regress",
+    "collect",
+    "compare",
+    "analyze",
+    "report",
+    "plan",
+)
 
 
 def _early_experiment_dir(args: argparse.Namespace) -> Path | None:
