@@ -43,13 +43,9 @@ def read_analyzed(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]])
     results = [(a, _result(spec, layout.analysis_json(a.name), a)) for a in asked]
     answers_path = layout.data_json("answers")
     records = _json(spec, answers_path)
-    return AnalyzedFiles(
-        results,
-        records,
-        _answers(spec, answers_path, records),
-        [record.get("cpu_hours") for record in records],
-        failures,
-    )
+    found = _answers(spec, answers_path, records)  # checks the records first
+    cpu = [record["cpu_hours"] for record in records]
+    return AnalyzedFiles(results, records, found, cpu, failures)
 
 
 def _again(spec: Spec, path: Path, problem: str) -> NotAnalyzedError:
