@@ -25,7 +25,7 @@ from runner.experiment.backend import BACKEND_NAMES, backend_name, experiment_di
 
 # Commands that only read an experiment's runs: their backend is the one
 # the runs were made with, whatever this machine has installed.
-READERS = ("collect", "compare")
+READERS = ("collect", "compare", "analyze", "report")
 
 
 def _experiment(args: argparse.Namespace) -> Experiment:
@@ -86,6 +86,14 @@ def cmd_collect(exp: Experiment, args: argparse.Namespace) -> int:
 
 def cmd_compare(exp: Experiment, args: argparse.Namespace) -> int:
     return exp.compare().code
+
+
+def cmd_analyze(exp: Experiment, args: argparse.Namespace) -> int:
+    return exp.analyze().code
+
+
+def cmd_report(exp: Experiment, args: argparse.Namespace) -> int:
+    return exp.report().code
 
 
 def cmd_experiment(exp: Experiment, args: argparse.Namespace) -> int:
@@ -151,10 +159,23 @@ def build_parser() -> argparse.ArgumentParser:
     _with_spec(sub, "compare", "write the report from the collected tables").set_defaults(
         func=cmd_compare
     )
+    _add_analyze_and_report(sub)
     _add_claims(sub)
     _add_builds(sub)
     _add_bench(sub)
     return parser
+
+
+def _add_analyze_and_report(sub: Subcommands) -> None:
+    """compare's two steps, each on its own."""
+    _with_spec(
+        sub,
+        "analyze",
+        "from the collected tables, each analysis's result, the answers and the checks as JSON",
+    ).set_defaults(func=cmd_analyze)
+    _with_spec(
+        sub, "report", "render the report from what analyze wrote, computing nothing"
+    ).set_defaults(func=cmd_report)
 
 
 def _with_spec(sub: Subcommands, name: str, help_text: str) -> argparse.ArgumentParser:
@@ -370,7 +391,17 @@ def _add_bench(sub: Subcommands) -> None:
 
 
 # Commands that write into an experiment's results: one at a time per experiment.
-WRITERS = ("generate", "run", "experiment", "regress", "collect", "compare", "plan")
+WRITERS = (
+    "generate",
+    "run",
+    "experiment",
+    "regress",
+    "collect",
+    "compare",
+    "analyze",
+    "report",
+    "plan",
+)
 
 
 def _early_experiment_dir(args: argparse.Namespace) -> Path | None:

@@ -32,3 +32,9 @@ class DataError(Exception):
 class TableError(Exception):
     """A collected table does not read as its definition says; the message
     names the file, the line and the column."""
+
+
+class NotAnalyzedError(Exception):
+    """What ``analyze`` writes, which the report renders from, is missing
+    or was written for another spec; the message names the file and says
+    to run ``analyze``."""

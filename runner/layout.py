@@ -31,16 +31,18 @@ class Layout:
         return self.experiment_dir / f"{name}.csv"
 
     def data_json(self, name: str) -> Path:
-        """The report's answers and checks as data, beside the tables."""
+        """The answers and checks as data (``analyze`` writes them), beside the tables."""
         return self.experiment_dir / f"{name}.json"
+
+    @property
+    def analyses_dir(self) -> Path:
+        """Where ``analyze`` writes each analysis's result as data."""
+        return self.experiment_dir / "analyses"
 
     def analysis_json(self, analysis: str) -> Path:
         """An analysis's result as data: ``analyses/<its name>.json``."""
-        return (
-            self.experiment_dir
-            / "analyses"
-            / (re.sub(r"[^a-z0-9]+", "-", analysis.lower()).strip("-") + ".json")
-        )
+        name = re.sub(r"[^a-z0-9]+", "-", analysis.lower()).strip("-")
+        return self.analyses_dir / f"{name}.json"
 
     @property
     def transfers_csv(self) -> Path:

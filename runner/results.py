@@ -1,8 +1,8 @@
 """An experiment's results for a notebook: its tables as pandas DataFrames
 (from the Parquet files collection writes; from the CSV files, read by the
 tables' definitions, where a run predates them), the answers to its
-hypotheses, its checks and each analysis's result (the JSON files the
-report writes)::
+hypotheses, its checks and each analysis's result (the JSON files
+``runner analyze`` writes)::
 
     import runner
     results = runner.load("results/ci-small")

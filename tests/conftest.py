@@ -313,7 +313,7 @@ def fixture_report(name: str, root: Path, spec: Spec | None = None) -> Path:
     """The report of a committed results fixture, written under ``root``
     (``spec``: as fixture_results takes it)."""
     from runner.experiments import ANALYSES
-    from runner.report.assemble import write_report
+    from runner.report.compare import compare
 
     spec, layout = fixture_results(name, root, spec)
-    return write_report(spec, layout, ANALYSES).path
+    return compare(spec, layout, ANALYSES).path

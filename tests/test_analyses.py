@@ -12,8 +12,8 @@ from runner.checks import Failure
 from runner.experiments import ANALYSES, parse_spec, tables_of
 from runner.layout import Layout
 from runner.logs.run_logs import RunLogs
-from runner.report import assemble
 from runner.report.base import Analysis, Section
+from runner.report.compare import compare
 from runner.tables import collect as collect_module
 from runner.tables.table import Table
 from tests.conftest import CI_SMALL
@@ -31,14 +31,19 @@ def _hosts_rows(logs: RunLogs) -> list[HostsRow]:
     return [HostsRow(logs.run.variant, logs.run.seed, len(logs.run.hosts))]
 
 
-def _hosts_result(inp: Inputs) -> dict[str, int]:
-    return {"runs": len(inp.measured_clients)}
+@dataclass(frozen=True)
+class HostsResult:
+    runs: int
+    failures: list[Failure]
 
 
-def _hosts_report(result: dict[str, int], inp: Inputs, out: Path) -> Section:
+def _hosts_result(inp: Inputs) -> HostsResult:
+    return HostsResult(len(inp.measured_clients), [Failure("toy", None, "toy", "a failure")])
+
+
+def _hosts_report(result: HostsResult, inp: Inputs, out: Path) -> Section:
     return Section(
-        checks=["", f"Every run has hosts ({result['runs']} runs)."],
-        failures=[Failure("toy", None, "toy", "a failure")],
+        checks=["", f"Every run has hosts ({result.runs} runs)."],
         lines=["", "## Hosts per run", ""],
     )
 
@@ -60,7 +65,7 @@ def test_a_registered_analysis_adds_its_table_and_section(tmp_path: Path) -> Non
         "variant,seed,hosts",
         "conflux-on,1,4",
     ]
-    result = assemble.write_report(spec, layout, analyses)
+    result = compare(spec, layout, analyses)
     report = result.path.read_text()
     assert "Every run has hosts (1 runs)." in report and "## Hosts per run" in report
     assert "toy: a failure" in map(str, result.failures) and not result.checks_passed
@@ -68,7 +73,10 @@ def test_a_registered_analysis_adds_its_table_and_section(tmp_path: Path) -> Non
     assert report.index("## Hosts per run") > report.index("## Circuits")
     assert report.index("Every run has hosts") < report.index("**FAILED:**")
     assert json.loads((layout.experiment_dir / "analyses" / "hosts-per-run.json").read_text()) == {
-        "runs": 1
+        "runs": 1,
+        "failures": [
+            {"variant": "toy", "seed": None, "check": "toy", "message": "a failure", "where": None}
+        ],
     }
 
 
@@ -79,6 +87,6 @@ def test_an_analysis_the_spec_does_not_ask_adds_no_section(tmp_path: Path) -> No
     layout = Layout(tmp_path / "results", spec.name)
     _damaged_run(layout.run_dir("conflux-on", 1))
     collect_module.collect(spec, layout, tables_of(analyses))
-    result = assemble.write_report(spec, layout, analyses)
+    result = compare(spec, layout, analyses)
     assert "## Hosts per run" not in result.path.read_text()
     assert "toy: a failure" not in map(str, result.failures)

@@ -27,8 +27,8 @@ from runner.experiments import ANALYSES, load_spec, parse_spec
 from runner.network.backends import SHADOW
 from runner.network.identity import spec_parts
 from runner.report.answers import answers_section
-from runner.report.assemble import write_report
 from runner.report.claims import claims_body, claims_section, reading_text
+from runner.report.compare import compare
 from runner.spec.claims import Claim, ClaimsLedger, in_reading
 from runner.spec.hypotheses import Hypothesis
 from tests.conftest import CI_SMALL, FIXTURES, ROOT, fixture_report, fixture_results
@@ -358,7 +358,7 @@ def _claims_page(tmp_path: Path, results: Path) -> str:
 def test_runner_claims_writes_each_experiments_claims_beside_its_answers(tmp_path: Path) -> None:
     results = tmp_path / "results"
     spec, layout = fixture_results("conflux-small-pilot", results)
-    report = write_report(spec, layout, ANALYSES).path.read_text()
+    report = compare(spec, layout, ANALYSES).path.read_text()
     page = _claims_page(tmp_path, results)
     assert page.startswith("# Published claims and the project's answers\n")
     assert "Written by `make claims` (`python -m runner claims`)" in page
@@ -382,7 +382,7 @@ def test_runner_claims_writes_each_experiments_claims_beside_its_answers(tmp_pat
 def test_runner_claims_reads_the_local_backends_answers_too(tmp_path: Path) -> None:
     results = tmp_path / "results"
     spec, layout = fixture_results("conflux-small-pilot", results)
-    write_report(spec, layout, ANALYSES)
+    compare(spec, layout, ANALYSES)
     local = results / "conflux-small-local"
     layout.experiment_dir.rename(local)
     page = _claims_page(tmp_path, results)

@@ -181,3 +181,43 @@ def test_compare_ends_with_the_report_paths_and_the_answers(
     assert out[4] == "Answers:"
     assert out[5].startswith("limit-slows-bulk: limit-100 vs unlimited")
     assert out[-1].startswith("  verdict: ")
+
+
+def test_analyze_then_report_write_the_report_compare_writes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """report before analyze names the file it lacks; analyze writes the
+    JSON files and no report; report then renders compare's report."""
+    from runner.cli import main
+    from tests.conftest import FIXTURES, fixture_results
+    from tests.test_report_golden import PLACEHOLDER
+
+    name = "conflux-small-pilot"
+    experiment = fixture_results(name, tmp_path)[1].experiment_dir
+    spec = str(FIXTURES / name / "spec.yaml")
+    args = [spec, "--results", str(tmp_path), "--backend", "shadow"]
+    capsys.readouterr()
+
+    assert main(["report", *args]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"error: the report renders what `analyze` writes, and {experiment / 'checks.json'} "
+        f"does not exist: run `python -m runner analyze {spec}` first"
+    )
+    assert not (experiment / "report").exists()
+
+    code = main(["analyze", *args])
+    printed = capsys.readouterr()
+    assert code == (1 if "CHECK FAILED: " in printed.err else 0)
+    assert printed.out.splitlines()[:3] == [
+        f"analyses: {experiment / 'analyses'}/*.json",
+        f"          {experiment / 'answers.json'}",
+        f"          {experiment / 'checks.json'}",
+    ]
+    assert (experiment / "analyses" / "transfers.json").is_file()
+    assert not (experiment / "report").exists()
+
+    assert main(["report", *args]) == 0
+    report = experiment / "report" / "report.md"
+    assert capsys.readouterr().out.splitlines()[0] == f"report: {report}"
+    expected = (FIXTURES / name / "report.md").read_text()
+    assert report.read_text().replace(str(FIXTURES), PLACEHOLDER) == expected

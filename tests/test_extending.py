@@ -19,7 +19,7 @@ import runner.experiments
 from runner.errors import SpecError
 from runner.experiments import ANALYSES, EXPECT_KEYS, tables_of
 from runner.layout import SHADOW_DATA, Layout
-from runner.report.assemble import write_report
+from runner.report.compare import compare
 from runner.spec.model import load_spec
 from runner.tables.collect import collect
 from tests.conftest import ROOT
@@ -108,7 +108,7 @@ def test_the_toy_experiment_adds_its_table_section_and_check(
         ("relay2guard", "guard", 75.0),
         ("perfclient1exit", "client", 41.5),
     }
-    result = write_report(spec, layout, analyses)
+    result = compare(spec, layout, analyses)
     report = result.path.read_text()
     assert "## Bootstrap" in report
     assert "| stock | 1 | relay2guard | guard | 75.0 |" in report

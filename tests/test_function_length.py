@@ -18,7 +18,7 @@ MAX_LINES = 80
 LEFT_TO_THE_SPEC_SPLIT = "runner/spec/"
 # Functions over the limit in folders another change is editing, with the
 # length they may not grow past; each is removed from here once split.
-KNOWN: dict[str, int] = {"runner/experiments/mctor/report.py:mctor_sections": 108}
+KNOWN: dict[str, int] = {}
 
 
 def function_lengths(folder: Path, base: Path = ROOT) -> dict[str, int]:

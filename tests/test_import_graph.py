@@ -4,6 +4,8 @@ import each other in a circle. Every module belongs to a stage, so a new
 package has to be placed here before it can be imported anywhere.
 
 Imports inside functions count too: a late import is still a dependency.
+
+And the report's renderers import nothing that computes (see NOT_RENDERERS).
 """
 
 from __future__ import annotations
@@ -151,3 +153,100 @@ def test_the_checks_find_an_upward_import_and_a_circle() -> None:
         "runner.tables.collect (tables) imports runner.experiments (experiments and their registry)"
     ]
     assert circles(edges) == [["runner.spec.matrix", "runner.spec.model"]]
+
+
+# The report renders what analyze wrote; it computes nothing. So no
+# renderer module (every module of runner.report but the two below, and
+# the module of each registered analysis's render function) imports what
+# computes: a registered analysis's compute function, the answers to the
+# hypotheses (runner.analyses.answers.answers) or analyze itself, whether
+# by name (``from m import f``) or through its module (``import m`` or
+# ``from p import m``, then ``m.f``). Types and helpers from the same
+# modules are free to import.
+NOT_RENDERERS = {
+    "runner.report.compare": "runs analyze, then the report",
+    "runner.report.sections": "registers the analyses every experiment has, each compute "
+    "function with its render function (as each experiment's __init__ does)",
+}
+
+
+def renderer_modules() -> set[str]:
+    from runner.experiments import ANALYSES
+
+    report = {m for m in modules() if m == "runner.report" or m.startswith("runner.report.")}
+    return (report - set(NOT_RENDERERS)) | {a.render.__module__ for a in ANALYSES}
+
+
+def computing_functions() -> set[tuple[str, str]]:
+    """(module, name) of every function whose call computes."""
+    from runner.experiments import ANALYSES
+
+    found = {(a.compute.__module__, a.compute.__name__) for a in ANALYSES}
+    return found | {("runner.analyses.answers", "answers"), ("runner.analyses.analyze", "analyze")}
+
+
+def computing_imports(source: str, known: set[str], forbidden: set[tuple[str, str]]) -> list[str]:
+    """What ``source`` imports of ``forbidden`` (``known``: the project's modules)."""
+    tree = ast.parse(source)
+    found: list[str] = []
+    held: dict[str, str] = {}  # a local name -> the module it is
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                if (node.module, alias.name) in forbidden:
+                    found.append(full)
+                elif full in known:
+                    held[alias.asname or alias.name] = full
+        elif isinstance(node, ast.Import):
+            # ``import a.b`` binds ``a``, whose dotted uses are read whole below.
+            held.update({alias.asname: alias.name for alias in node.names if alias.asname})
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            dotted = _dotted(node.value)
+            if dotted is None:
+                continue
+            head, _, rest = dotted.partition(".")
+            module = ".".join(p for p in (held.get(head, head), rest) if p)
+            if (module, node.attr) in forbidden:
+                found.append(f"{module}.{node.attr}")
+    return sorted(set(found))
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` as a string, for a chain of names; None for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return None if inner is None else f"{inner}.{node.attr}"
+    return None
+
+
+def test_no_renderer_imports_a_compute_function_the_answers_or_analyze() -> None:
+    known = modules()
+    forbidden = computing_functions()
+    found = {
+        module: computing_imports(known[module].read_text(), set(known), forbidden)
+        for module in sorted(renderer_modules())
+    }
+    assert {module: names for module, names in found.items() if names} == {}
+    # The rule covers the report's modules and each analysis's renderer.
+    assert {"runner.report.assemble", "runner.experiments.mctor.report"} <= renderer_modules()
+
+
+def test_the_renderer_check_finds_each_way_to_import_a_compute_function() -> None:
+    known = {"runner.analyses.answers", "runner.analyses.transfers", "runner.analyses"}
+    forbidden = {("runner.analyses.answers", "answers"), ("runner.analyses.transfers", "result")}
+    sources = [
+        "from runner.analyses.answers import answers",
+        "from runner.analyses.answers import answers as found",
+        "import runner.analyses.answers\nrunner.analyses.answers.answers()",
+        "import runner.analyses.answers as a\na.answers()",
+        "from runner.analyses import transfers\ntransfers.result()",
+        "def f():\n    from runner.analyses.transfers import result",
+    ]
+    for source in sources:
+        assert computing_imports(source, known, forbidden) != [], source
+    allowed = "from runner.analyses.answers import Answer, change_key\nimport runner.analyses"
+    assert computing_imports(allowed, known, forbidden) == []

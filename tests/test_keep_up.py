@@ -172,7 +172,6 @@ def test_busiest_relay_fails_the_run_more_points_below_the_reference(tmp_path: P
         "slow/seed-1: does not keep up with ref (30% against 80%"
     )
     section = keep_up_section(result, _inputs(tmp_path / "again", spec, []), tmp_path)
-    assert section.failures == result.failures
     text = "\n".join(section.lines)
     assert "| slow | ref | busiest relay | 1: 30% vs 80%; 2: 75% vs 80% | 1 of 2 |" in text
 

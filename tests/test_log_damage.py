@@ -13,7 +13,7 @@ from runner.experiments import ANALYSES, TABLES, parse_spec
 from runner.layout import Layout
 from runner.logs.damage import LogDamage, clean_lines
 from runner.logs.tgen import RECORD_MARKERS, parse_lines
-from runner.report.assemble import write_report
+from runner.report.compare import compare
 from runner.tables.collect import collect
 from tests.conftest import CI_SMALL, FIXTURES
 
@@ -135,7 +135,7 @@ def test_collect_finishes_damaged_runs_and_the_report_shows_them(tmp_path: Path)
     assert not any("perfclient1exit" in log for log in damage)
     assert collected.rows["transfers"] == 2 * len(_result_lines(TGEN)) - int(cut["lost_records"])
 
-    result = write_report(spec, layout, ANALYSES)
+    result = compare(spec, layout, ANALYSES)
     report = result.path.read_text()
     assert "damaged log lines skipped" in report
     assert "| conflux-on | 1 | complete |" in report and "2 (2 logs missing or empty)" in report

@@ -19,7 +19,7 @@ from runner.layout import Layout, stale_path
 from runner.manifest import read_run, record_check_failures
 from runner.network.backends import SHADOW
 from runner.network.generate import Tools
-from runner.report.assemble import stale_runs
+from runner.report.what_ran import stale_runs
 from runner.spec.model import Spec
 from runner.tables.runs import run_row, run_rows
 from runner.tools.prereqs import find

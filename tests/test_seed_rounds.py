@@ -259,9 +259,9 @@ def test_the_design_is_locked_once_rounds_have_run(tmp_path: Path) -> None:
     # gives the design they ran under, and says the spec's differs.
     edited = design_change_lines(_spec({"min": 3, "max": 13}), record)
     assert "differ from the design the recorded rounds ran under" in edited[-1]
-    from runner.report.assemble import _rounds_line
+    from runner.report.what_ran import rounds_line
 
-    lines = _rounds_line(_spec({"min": 3, "max": 13}), layout)
+    lines = rounds_line(_spec({"min": 3, "max": 13}), layout)
     assert "rule: 3 to 15 seeds" in lines[0] and lines[1:] == [line, edited[-1]]
 
 

@@ -38,13 +38,15 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from runner.analyses.as_data import as_data
 from runner.analyses.client_bandwidth import ClientBandwidth, per_client
+from runner.analyses.from_data import from_data
 from runner.analyses.inputs import ChangeKey
 from runner.analyses.power import MIN_SEEDS, Target, seeds_to_decisive
 from runner.analyses.rounds import ClientRoundMean, Round, class_phases, rounds
@@ -511,13 +513,14 @@ def answer_record(
         "alpha": a.alpha,
         "skewness": a.skewness,
         "skewed": a.skewed,
+        "bootstrap": as_data(a.bootstrap),
         "cpu_hours": cpu,
         "claim": claim_record(h, claims, a.estimate),
         "extension": h.extension or None,
     }
 
 
-def record_estimate(record: dict[str, Any]) -> Estimate:
+def record_estimate(record: Mapping[str, Any]) -> Estimate:
     """An answers.json record's change and interval, as the answer had them."""
     change = record.get("change")
     return Estimate(
@@ -525,6 +528,25 @@ def record_estimate(record: dict[str, Any]) -> Estimate:
         record.get("low"),
         record.get("high"),
         int(record.get("seeds") or 0),
+    )
+
+
+def answer_from_record(record: Mapping[str, Any], h: Hypothesis) -> Answer:
+    """An answers.json record read back as the answer it records, ``h``
+    being the hypothesis it answers (the spec's): what the report renders.
+    Under MIN_INTERVAL_SEEDS seeds the record leaves out the interval and
+    its t value, which no part of the report shows there. A field the
+    record lacks raises KeyError."""
+    return Answer(
+        h,
+        record_estimate(record),
+        str(record["verdict"]),
+        seeds_needed=record["seeds_needed"],
+        bootstrap=from_data(Estimate | None, record["bootstrap"]),
+        critical=record["critical_t"],
+        look=record["look"],
+        alpha=float(record["alpha"]),
+        skewness=record["skewness"],
     )
 
 

@@ -1,11 +1,13 @@
 """An analysis's result as plain JSON data: dataclasses become objects of
 their fields, tuples and sets lists, a mapping with keys that are not
-strings a list of ``{"key": ..., "value": ...}``, and numbers that JSON
-cannot hold (NaN, infinities) null."""
+strings a list of ``{"key": ..., "value": ...}``, an enum's member its
+value, and numbers that JSON cannot hold (NaN, infinities) null.
+runner.analyses.from_data reads it back as its type."""
 
 from __future__ import annotations
 
 import dataclasses
+import enum
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,6 +28,8 @@ def as_data(value: Any) -> Any:
         return None
     if isinstance(value, Path):
         return str(value)
+    if isinstance(value, enum.Enum):
+        return as_data(value.value)
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     raise TypeError(f"not plain data: {type(value).__name__}")

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     # Imported here: the command line lists this benchmark without loading them.
     from runner.analyses.seed_rounds import seeds_in_use
     from runner.experiments import ANALYSES, load_spec
-    from runner.report.assemble import write_report
+    from runner.report.compare import compare
     from runner.tables.runs import write_runs
 
     spec = load_spec(Path(args.spec))
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     # As `runner compare` does before its report; the runs that were made.
     runs = sum(1 for r in write_runs(spec, layout) if r.status != STATUS_MISSING)
     started, cpu_started = time.monotonic(), time.process_time()
-    write_report(spec, layout, ANALYSES)
+    compare(spec, layout, ANALYSES)
     wall, cpu = time.monotonic() - started, time.process_time() - cpu_started
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     today = datetime.now(UTC).strftime("%Y-%m-%d")

@@ -21,6 +21,7 @@ from runner.experiment.backend import backend_name
 from runner.experiment.console import Console
 from runner.experiment.options import RunOptions
 from runner.experiment.results import (
+    AnalyzeResult,
     CollectResult,
     CompareResult,
     ExperimentResult,
@@ -35,6 +36,7 @@ from runner.network.backends import BACKENDS, Backend
 
 if TYPE_CHECKING:
     from runner.analyses.answers import Answer
+    from runner.checks import Failure
     from runner.spec.model import Spec
 
 
@@ -163,15 +165,43 @@ class Experiment:
         """Analyze the collected tables and write the report from them."""
         return self._compare(self.spec)
 
-    # compare's two halves. Until runner.report.assemble offers them apart,
-    # each is the whole of compare; callers that want one half call it here.
-    def analyze(self) -> CompareResult:
-        """Each analysis's result as data: analyses/*.json, answers.json, checks.json."""
-        return self.compare()
+    # compare's two halves, each on its own.
+    def analyze(self) -> AnalyzeResult:
+        """Each analysis's result as data: analyses/*.json, answers.json,
+        checks.json (exit 1 when a check failed, as compare)."""
+        from runner.analyses.analyze import analyze
+        from runner.experiments import ANALYSES
+        from runner.report.answers import answer_rows
+        from runner.tables.runs import write_runs
+
+        spec, layout = self.spec, self.layout
+        if not self._has_tables(spec, "analyze"):
+            return AnalyzeResult(1, None)
+        # Analyze reads the runs as the run directories hold them now.
+        write_runs(spec, layout)
+        found = analyze(spec, layout, ANALYSES)
+        self._record_check_failures(spec, found.failures)
+        self.console.out(f"analyses: {layout.analyses_dir}/*.json")
+        self.console.out(f"          {layout.data_json('answers')}")
+        self.console.out(f"          {layout.data_json('checks')}")
+        self._tell_answers(answer_rows(found.answers, found.cpu_hours))
+        return AnalyzeResult(0 if found.checks_passed else 1, found)
 
     def report(self) -> CompareResult:
-        """The report rendered from the analyses' data: report/report.md and .html."""
-        return self.compare()
+        """The report rendered from what analyze wrote, computing nothing:
+        report/report.md and .html (exit 0 once written; analyze's exit says
+        whether the checks passed)."""
+        from runner.errors import NotAnalyzedError
+        from runner.experiments import ANALYSES
+        from runner.report.assemble import write_report
+
+        try:
+            result = write_report(self.spec, self.layout, ANALYSES)
+        except NotAnalyzedError as exc:
+            self.console.err(f"error: {exc}")
+            return CompareResult(1, None)
+        self._tell_report(result.path, ([], []))
+        return CompareResult(0, result)
 
     def experiment(
         self, options: RunOptions | None = None, new_design: bool = False
@@ -368,29 +398,34 @@ class Experiment:
 
     def _compare(self, spec: Spec) -> CompareResult:
         from runner.experiments import ANALYSES
-        from runner.manifest import record_check_failures
-        from runner.report.assemble import write_report
+        from runner.report.compare import compare
         from runner.tables.runs import write_runs
 
-        layout = self.layout
         if not self._has_tables(spec, "compare"):
             return CompareResult(1, None)
         # The report reads the runs as the run directories hold them now.
-        write_runs(spec, layout)
-        # analyze, then report: one call until the report offers the two apart.
-        result = write_report(spec, layout, ANALYSES)
-        for failure in result.failures:
+        write_runs(spec, self.layout)
+        result = compare(spec, self.layout, ANALYSES)
+        self._record_check_failures(spec, result.failures)
+        self._tell_report(result.path, result.answers)
+        return CompareResult(0 if result.checks_passed else 1, result)
+
+    def _record_check_failures(self, spec: Spec, failures: Sequence[Failure]) -> None:
+        """Say each failed check and record it in its run's manifest, for --retry-failed."""
+        from runner.manifest import record_check_failures
+        from runner.tables.runs import write_runs
+
+        layout = self.layout
+        for failure in failures:
             self.console.err(f"CHECK FAILED: {failure}")
         runs = {(v.name, s): layout.run_dir(v.name, s) for v, s in spec.runs()}
-        marked = record_check_failures(runs, result.failures)
+        marked = record_check_failures(runs, list(failures))
         write_runs(spec, layout)  # with the checks each run failed
         if marked:
             self.console.err(
                 "The runs whose checks failed are kept and reported; "
                 "`run` or `experiment` with --retry-failed runs them again."
             )
-        self._tell_report(result.path, result.answers)
-        return CompareResult(0 if result.checks_passed else 1, result)
 
     def _tell_report(self, path: Path, answers: tuple[list[str], list[list[str]]]) -> None:
         """The console ends with where the report is and what it answers."""
@@ -398,6 +433,9 @@ class Experiment:
         self.console.out(f"report: {path}")
         self.console.out(f"        {html}")
         self.console.out(f"        view it: xdg-open {html} (without a display: docs/running.md)")
+        self._tell_answers(answers)
+
+    def _tell_answers(self, answers: tuple[list[str], list[list[str]]]) -> None:
         header, rows = answers
         if rows:
             from runner.report.answers import console_lines

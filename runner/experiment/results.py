@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from runner.analyses.analyze import Analyzed
     from runner.analyses.regress import Verdict
     from runner.analyses.seed_plan import Plan
     from runner.execute.run import RunOutcome
@@ -51,6 +52,12 @@ class CollectResult:
 class CompareResult:
     code: int
     report: ReportResult | None  # None: there were no tables to report from
+
+
+@dataclass(frozen=True)
+class AnalyzeResult:
+    code: int
+    analyzed: Analyzed | None  # None: there were no tables to analyze
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """The registry: every analysis the runner knows, the ones every experiment
 has and each experiment's own (one folder each), in the order the report
 shows them. It sits above the stages: the command line hands it to
-collection (``runner.tables.collect``) and to the report
+collection (``runner.tables.collect``), to analyze
+(``runner.analyses.analyze``) and to the report
 (``runner.report.assemble``), which know no experiment by name.
 
 A new experiment is a folder here and one entry below (docs/extending.md).

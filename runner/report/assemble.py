@@ -1,46 +1,33 @@
-"""Write ``report/report.md`` (and its plots) for an experiment's collected
-runs: what ran, then each analysis's checks, sections and plots, in the
-order of the analyses handed in (runner.experiments.ANALYSES)."""
+"""Write ``report/report.md`` and ``report.html`` (with their plots) from
+what ``analyze`` wrote (runner.analyses.analyze): each analysis's result
+read back from ``analyses/<name>.json``, the answers from answers.json and
+the failed checks from checks.json; with the spec, and the collected
+tables for the plots and the runs. It computes no analysis: what ran, then
+the answers and claims, then each analysis's checks, sections and plots,
+in the order of the analyses handed in (runner.experiments.ANALYSES)."""
 
 from __future__ import annotations
 
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from runner.analyses.answers import Answer, answer_record, answers, changes_key
-from runner.analyses.as_data import as_data
-from runner.analyses.inputs import ChangeKey, Inputs
-from runner.analyses.runs import (
-    complete,
-    cpu_hours,
-    failed,
-    measured_clients,
-    read_spec_runs,
-    stale,
-    tool_sets,
-)
-from runner.analyses.seed_rounds import design_change_lines, read_rounds
+from runner.analyses.answers import Answer, changes_key
+from runner.analyses.inputs import ChangeKey, collected_inputs
+from runner.analyses.runs import read_spec_runs
 from runner.checks import Failure
 from runner.layout import Layout, partial_path
-from runner.manifest import write_json_atomic
-from runner.network.backends import Backend, backend_named
+from runner.report.analyzed import AnalyzedFiles, read_analyzed
 from runner.report.answers import answer_rows, answers_section, change_text
-from runner.report.base import Analysis
+from runner.report.base import Analysis, Section
 from runner.report.claims import claims_section
 from runner.report.html import write_html
-from runner.report.markdown import table
+from runner.report.what_ran import versions_line, what_ran
 from runner.spec.model import Spec
 from runner.tables.runs import RunRow
-from runner.tables.schema import (
-    CIRCUITS,
-    TRANSFERS,
-    LogDamageRow,
-    TransferRow,
-    read_log_damage,
-)
+from runner.tables.schema import LogDamageRow, TransferRow, read_log_damage
 
 
 @dataclass(frozen=True)
@@ -52,275 +39,61 @@ class ReportResult:
     answers: tuple[list[str], list[list[str]]]
 
 
-def _phase(run: RunRow, name: str) -> str:
-    value = run.phase_s(name)
-    return "–" if value is None else f"{value:.1f}"
-
-
-def skipped_lines(damage: list[LogDamageRow] | None, run: RunRow) -> str:
-    """A run's damaged log lines skipped in collection, with logs missing or empty."""
-    if damage is None or not run.complete:
-        return "–"
-    mine = [d for d in damage if (d.variant, d.seed) == (run.variant, run.seed)]
-    text = str(sum(d.skipped_lines for d in mine))
-    absent = sum(d.missing or d.empty for d in mine)
-    return text + (f" ({absent} logs missing or empty)" if absent else "")
-
-
-def checks_record(
-    analyses: list[tuple[str, list[Failure]]], runs: list[Failure], damage: list[Failure]
-) -> dict[str, Any]:
-    """``checks.json``: whether every check passed, and each failure as a
-    record (variant, seed, check, message, where) of the analysis that
-    found it, of the runs or of damaged logs."""
-    every = [f for _, found in analyses for f in found] + runs + damage
-    return {
-        "passed": not every,
-        "analyses": [{"analysis": name, "failures": as_data(found)} for name, found in analyses],
-        "runs": as_data(runs),
-        "log_damage": as_data(damage),
-    }
-
-
-def _versions(runs: list[RunRow]) -> str:
-    """``versions: tor 0.4.9.11, ...`` of the first complete run."""
-    first = next(iter(complete(runs)), None)
-    found = sorted(first.tool_versions().items()) if first else []
-    return "versions: " + ", ".join(f"{k} {v}" for k, v in found if v)
-
-
-def _what_ran(
-    spec: Spec,
-    layout: Layout,
-    runs: list[RunRow],
-    damage: list[LogDamageRow] | None,
-) -> tuple[list[str], list[str]]:
-    """The title, the spec and versions; then the variants and the runs."""
-    done = complete(runs)
-    first = done[0] if done else None
-    backend = backend_named(first.backend if first else None)
-    head = _heading(spec, layout, runs, first, backend)
-    if not backend.simulated:
-        head += [f"- note: {_real_time_note(done)}"]
-    lines = _variants_table(spec) + _runs_table(runs, backend, damage)
-    return [*head, ""], lines + stale_runs(spec, runs)
-
-
-def _heading(
-    spec: Spec,
-    layout: Layout,
-    runs: list[RunRow],
-    first: RunRow | None,
-    backend: Backend,
-) -> list[str]:
-    """The title and description; the spec, backend, seeds, time and versions."""
-    lines = [f"# Experiment `{spec.name}`", ""]
-    if spec.description:
-        lines += [spec.description, ""]
-    return lines + [
-        f"- spec: `{spec.path}` (sha256 `{spec.sha256[:16]}`)",
-        f"- backend: {(first.backend if first else '') or 'n/a'}",
-        f"- seeds: {', '.join(map(str, spec.seeds))}; baseline variant: `{spec.baseline}`",
-        *_fewer_seeds_line(spec),
-        *_rounds_line(spec, layout),
-        (
-            f"- real time: {backend.measure(spec):.0f} s of traffic once the network "
-            "had bootstrapped"
-            if not backend.simulated
-            else f"- simulated time: {spec.duration.bootstrap:.0f} s bootstrap + "
-            f"{backend.measure(spec):.0f} s of traffic"
-        ),
-        "- " + _versions(runs),
-    ]
-
-
-def _real_time_note(complete: list[RunRow]) -> str:
-    """What real processes' timings show, and how long their bootstraps took."""
-    return (
-        "the local backend runs real tor processes on this machine with no link latency "
-        "or bandwidth emulation (only tor's own rate limits): its timings show that the "
-        "network works, they are not a model of the Tor network. Bootstrap took "
-        + ", ".join(
-            f"{bootstrap_s:.0f} s"
-            for bootstrap_s in (r.phase_s("bootstrap") for r in complete)
-            if bootstrap_s is not None
-        )
-        + " of wall time."
-    )
-
-
-def _variants_table(spec: Spec) -> list[str]:
-    lines = ["## Variants", ""]
-    return lines + table(
-        ["variant", "description", "tor", "torrc lines", "consensus parameters"],
-        [
-            [
-                v.name + (" (baseline)" if v.name == spec.baseline else ""),
-                v.description or "–",
-                v.tor,
-                "; ".join(f"{role}: {', '.join(ls)}" for role, ls in v.torrc.items()) or "–",
-                " ".join(f"{k}={x}" for k, x in sorted(v.consensus.items())) or "–",
-            ]
-            for v in spec.variants
-        ],
-    )
-
-
-def _runs_table(
-    runs: list[RunRow], backend: Backend, damage: list[LogDamageRow] | None
-) -> list[str]:
-    """Each run's status and the time of its phases, and the damaged log
-    lines collection skipped where it counted them."""
-    lines = ["", "## Runs", ""]
-    real = not backend.simulated
-    # Real processes run; Shadow simulates. Time waited for the machine is apart.
-    work = ["run (s)", "waited (s)"] if real else ["simulate (s)"]
-    columns = ["variant", "seed", "status", "generate (s)", *work, "collect (s)"]
-    return lines + table(
-        columns + (["damaged log lines skipped"] if damage is not None else []),
-        [
-            [
-                r.variant,
-                str(r.seed),
-                r.status,
-                _phase(r, "generate"),
-                _phase(r, "simulate"),
-                *([_phase(r, "wait")] if real else []),
-                _phase(r, "collect"),
-            ]
-            + ([skipped_lines(damage, r)] if damage is not None else [])
-            for r in runs
-        ],
-    )
-
-
-def stale_runs(spec: Spec, runs: list[RunRow]) -> list[str]:
-    """The complete runs whose identity differs from what the spec now gives
-    (kept with --keep-stale), and whether the runs were made with more than
-    one set of tool versions: a report never mixes runs silently."""
-    rows = [[f"{r.variant}/seed-{r.seed}", ", ".join(changed)] for r, changed in stale(spec, runs)]
-    versions = tool_sets(runs)
-    lines = []
-    if rows:
-        lines += [
-            "",
-            f"**Stale runs:** {len(rows)} complete runs differ from what the spec now gives "
-            "(kept with --keep-stale; run again without it to replace them). Their results "
-            "are in every table below:",
-            "",
-            *table(["run", "what differs"], rows),
-        ]
-    if len(versions) > 1:
-        lines += [
-            "",
-            f"**Tool versions:** the runs were made with {len(versions)} different sets of "
-            "tool versions (each run's manifest.json says which).",
-        ]
-    return lines
-
-
-def _fewer_seeds_line(spec: Spec) -> list[str]:
-    """The variants later seed rounds left out, and the seeds they ran."""
-    if not spec.variant_seeds:
-        return []
-    by_seeds: dict[tuple[int, ...], list[str]] = {}
-    for name, seeds in spec.variant_seeds.items():
-        by_seeds.setdefault(seeds, []).append(name)
-    parts = [
-        f"{len(names)} at seeds {', '.join(map(str, seeds))}"
-        for seeds, names in sorted(by_seeds.items(), key=lambda item: (len(item[0]), item[0]))
-    ]
-    return [
-        f"- variants at fewer seeds (the later rounds ran only what undetermined hypotheses "
-        f"compare): {'; '.join(parts)} of {len(spec.variants)} variants"
-    ]
-
-
-def _rounds_line(spec: Spec, layout: Layout) -> list[str]:
-    """How many rounds of seeds ran, and why they stopped."""
-    if spec.seed_rounds is None:
-        return []
-    data = read_rounds(layout)
-    if not data:
-        return ["- seed rounds: none recorded (run `runner experiment` to run them)"]
-    counts = ", ".join(
-        f"{len(r['seeds'])}" + (f" ({r['runs']} runs)" if r.get("runs") else "")
-        for r in data["rounds"]
-    )
-    rule = data.get("rule", {})
-    bounds = _bounds_text(rule.get("looks", []), rule.get("t_boundaries", []))
-    family = _bounds_text(rule.get("looks", []), rule.get("family_t_boundaries", []))
-    if bounds and family:
-        bounds = (
-            f"exploratory, at 5%: {bounds}; confirmatory, at Holm's first step 5% / "
-            f"{rule['confirmatory']}: {family}"
-        )
-    # The design the rounds ran under (the spec's, unless it changed since).
-    low, high, step = (
-        rule.get(key, getattr(spec.seed_rounds, key)) for key in ("min", "max", "step")
-    )
-    return [
-        f"- seed rounds: {len(data['rounds'])} ({counts} seeds; rule: {low} "
-        f"to {high} seeds, {step} more a round, stopping "
-        "when every hypothesis is decisive at the look's group-sequential boundary"
-        + (f" ({bounds})" if bounds else "")
-        + f"); stopped: {data['stopped']}",
-        *design_change_lines(spec, data),
-    ]
-
-
-def _bounds_text(looks: list[int], bounds: list[float]) -> str:
-    """``5 seeds: t = 11.40, 7 seeds: t = 5.16``, from the rounds' record."""
-    return ", ".join(f"{n} seeds: t = {float(t):.2f}" for n, t in zip(looks, bounds, strict=False))
-
-
 def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) -> ReportResult:
-    """Compute each of ``analyses`` (the registry, runner.experiments) that
-    the spec asks and write the report; the caller decides on exit codes."""
-    damage = read_log_damage(layout.log_damage_csv)
+    """The report of what analyze wrote for each of ``analyses`` (the
+    registry, runner.experiments) that the spec asks; NotAnalyzedError,
+    naming the file, if analyze has not run. The caller decides on exit
+    codes."""
+    found = read_analyzed(spec, layout, analyses)
     runs = read_spec_runs(spec, layout)
+    collected = collected_inputs(spec, layout, runs)
+    inputs = replace(collected, answered=answered_changes(found.answers, collected.transfers))
     out = layout.report_dir
     work = partial_path(out)
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
-    transfers = TRANSFERS.read(layout.transfers_csv)
-    found = answers(spec, layout, transfers)
-    inputs = Inputs(
-        spec,
-        layout,
-        transfers,
-        CIRCUITS.read(layout.circuits_csv),
-        measured_clients(runs),
-        answered_changes(found, transfers),
-    )
-    asked = [a for a in analyses if a.applies(spec)]
-    sections = []
-    for analysis in asked:
-        result = analysis.compute(inputs)
-        # Each result as data, beside the tables (runner.load reads them).
-        path = layout.analysis_json(analysis.name)
-        path.parent.mkdir(exist_ok=True)
-        write_json_atomic(path, as_data(result))
-        sections.append(analysis.render(result, inputs, work))
-    by_analysis = [(a.name, s.failures) for a, s in zip(asked, sections, strict=True)]
-    run_failures = failed(runs)
-    damage_failures = [d.failure() for d in damage or [] if d.matters]
-    failures = [f for s in sections for f in s.failures] + run_failures + damage_failures
-    checks = checks_record(by_analysis, run_failures, damage_failures)
+    sections = [analysis.render(result, inputs, work) for analysis, result in found.results]
+    text = _report_text(spec, layout, found, sections, runs)
+    (work / "report.md").write_text(text)
+    write_html(text, spec, versions_line(runs), work)
+    if out.exists():
+        shutil.rmtree(out)
+    work.rename(out)
+    rows = answer_rows(found.answers, found.cpu_hours)
+    return ReportResult(out / "report.md", not found.failures, found.failures, rows)
 
-    head, ran = _what_ran(spec, layout, runs, damage)
-    cpu = [cpu_hours(spec, runs, a.hypothesis.variants) for a in found]
-    records = [answer_record(a, c, spec.claims) for a, c in zip(found, cpu, strict=True)]
-    # The results as data, beside the tables (runner.load reads them).
-    write_json_atomic(layout.data_json("answers"), records)
-    write_json_atomic(layout.data_json("checks"), checks)
-    answered = answers_section(found, cpu, spec.seed_rounds is not None)
+
+def _report_text(
+    spec: Spec,
+    layout: Layout,
+    found: AnalyzedFiles,
+    sections: list[Section],
+    runs: list[RunRow],
+) -> str:
+    """What ran; the claims and the answers; the checks; each analysis's
+    sections; the plots."""
+    damage = read_log_damage(layout.log_damage_csv)
+    head, ran = what_ran(spec, layout, runs, damage)
+    answered = answers_section(found.answers, found.cpu_hours, spec.seed_rounds is not None)
     # The published claims and the answers open the report, right after its
     # title and description.
-    claimed = claims_section(records, spec.claims)
+    claimed = claims_section(found.records, spec.claims)
     lines = [*head, *claimed, *([""] if claimed else []), *answered[1:], "", *ran]
-    lines += ["", "## Checks"]
+    lines += _checks_lines(sections, damage, found.failures)
+    for section in sections:
+        lines += section.lines
+    plots = [p for s in sections for p in s.plots]
+    lines += ["", "## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots]
+    return "\n".join(lines) + "\n"
+
+
+def _checks_lines(
+    sections: list[Section], damage: list[LogDamageRow] | None, failures: list[Failure]
+) -> list[str]:
+    """The Checks section: each analysis's paragraphs, the damaged logs',
+    and the checks that failed."""
+    lines = ["", "## Checks"]
     for section in sections:
         lines += section.checks
     if damage is not None:
@@ -332,17 +105,7 @@ def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) 
         ]
     if failures:
         lines += ["", "**FAILED:**", ""] + [f"- {f}" for f in failures]
-    for section in sections:
-        lines += section.lines
-    plots = [p for s in sections for p in s.plots]
-    lines += ["", "## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots]
-    text = "\n".join(lines) + "\n"
-    (work / "report.md").write_text(text)
-    write_html(text, spec, _versions(runs), work)
-    if out.exists():
-        shutil.rmtree(out)
-    work.rename(out)
-    return ReportResult(out / "report.md", not failures, failures, answer_rows(found, cpu))
+    return lines
 
 
 def answered_changes(

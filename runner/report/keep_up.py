@@ -16,7 +16,7 @@ from runner.spec.keep_up import METRICS
 
 def keep_up_section(result: KeepUpResult, inp: Inputs, out: Path) -> Section:
     items = inp.spec.checks.keep_up
-    section = Section(failures=[*result.failures])
+    section = Section()
     if not items:
         return section
     judged = "; ".join(sorted({f"{i.requirement()} ({_judged(i.over_seeds)})" for i in items}))

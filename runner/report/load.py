@@ -35,7 +35,7 @@ def _bottlenecks(
 def load_section(result: LoadResult, inp: Inputs, out: Path) -> Section:
     spec = inp.spec
     scope = spec.checks.load_variants
-    section = Section(failures=result.failures)
+    section = Section()
     if spec.checks.load:
         ranges = ", ".join(
             f"{role} {lo:.0%}-{hi:.0%}" for role, (lo, hi) in spec.checks.load.items()

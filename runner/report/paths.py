@@ -15,7 +15,7 @@ from runner.spec.model import LOAD_ROLES
 
 
 def paths_section(result: PathsResult, inp: Inputs, out: Path) -> Section:
-    section = Section(failures=[*result.failures])
+    section = Section()
     if not result.shares:
         return section
     section.checks.append(

@@ -18,7 +18,7 @@ from runner.units import human_size
 def transfers_section(result: TransfersResult, inp: Inputs, out: Path) -> Section:
     lines = _summary_lines(result) + _changes_lines(result, inp)
     plots = draw_all(inp.transfers, inp.variants, out)
-    return Section(_check_notes(result), result.failures, lines, plots)
+    return Section(_check_notes(result), lines, plots)
 
 
 def _check_notes(result: TransfersResult) -> list[str]:

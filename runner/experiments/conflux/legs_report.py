@@ -12,7 +12,7 @@ from runner.report.markdown import table
 
 
 def conflux_legs_section(result: LegsResult, inp: Inputs, out: Path) -> Section:
-    leg_checks, failures = result.checks, result.failures
+    leg_checks = result.checks
     if not leg_checks:
         return Section()
     passed_legs = sum(c.ok for c in leg_checks)
@@ -45,4 +45,4 @@ def conflux_legs_section(result: LegsResult, inp: Inputs, out: Path) -> Section:
             for c in leg_checks
         ],
     )
-    return Section(notes, failures, lines)
+    return Section(notes, lines)

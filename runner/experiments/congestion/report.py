@@ -117,7 +117,7 @@ def congestion_sections(result: CongestionResult, inp: Inputs, out: Path) -> Sec
         lines += _hop_window_section(result.hop_window, spec)
     if result.pctcp is not None:
         lines += _pctcp_section(result.pctcp, spec)
-    return Section(failures=result.failures, lines=lines, plots=plots)
+    return Section(lines=lines, plots=plots)
 
 
 def _verdict(name: str, failures: list[Failure], passed: str) -> list[str]:

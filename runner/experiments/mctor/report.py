@@ -11,8 +11,9 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 from runner.analyses.inputs import Inputs
-from runner.analyses.rounds import PhaseSummary
+from runner.analyses.rounds import FairnessGap, PhaseSummary
 from runner.experiments.mctor.analysis import MctorResult, stream_rule
+from runner.experiments.mctor.connections import HopCheck
 from runner.experiments.mctor.loss_gain import CONNECTIONS, LossGain
 from runner.report.base import Section
 from runner.report.markdown import table
@@ -151,6 +152,33 @@ def mctor_sections(result: MctorResult, inp: Inputs, out: Path) -> Section:
         return Section()
     spec, summaries = inp.spec, result.summaries
     variants = [v.name for v in spec.variants]
+    lines = _rounds_lines(summaries, spec)
+    plots = []
+    for phase in sorted({s.phase for s in summaries}):
+        path = out / f"mctor-completion-{phase}.png"
+        _plot(summaries, spec, phase, path)
+        plots.append(path)
+
+    gain_lines, gain_plots = _gain_lines(result.loss_gains, out)
+    lines += gain_lines
+    plots += gain_plots
+    lines += _fairness_lines(result.gaps)
+    if result.expected:
+        lines += _connections_lines(result.hops, variants)
+        lines += _circuit_sections(result, variants)
+    section = Section(lines=lines, plots=plots)
+    minimum = spec.checks.min_rounds_per_phase
+    if minimum:
+        section.checks.append(
+            f"Rounds: every measured client completes at least {minimum} rounds of each "
+            "phase in every run."
+        )
+    return section
+
+
+def _rounds_lines(summaries: list[PhaseSummary], spec: Spec) -> list[str]:
+    """Per variant and phase: its rounds, the failed and outlying ones, the
+    mean completion time and throughput."""
     by_name = {v.name: v for v in spec.variants}
     lines = [
         "",
@@ -164,7 +192,7 @@ def mctor_sections(result: MctorResult, inp: Inputs, out: Path) -> Section:
         "with a 95% t interval cut at zero. Rounds with a failed stream are counted apart.",
         "",
     ]
-    lines += table(
+    return lines + table(
         ["variant", "N", "rule", "phase", "rounds", "failed", "outliers (fences, s)"]
         + ["completion (s)", "throughput (Mbit/s)"],
         [
@@ -184,74 +212,60 @@ def mctor_sections(result: MctorResult, inp: Inputs, out: Path) -> Section:
             for s in summaries
         ],
     )
-    plots = []
-    for phase in sorted({s.phase for s in summaries}):
-        path = out / f"mctor-completion-{phase}.png"
-        _plot(summaries, spec, phase, path)
-        plots.append(path)
 
-    gain_lines, gain_plots = _gain_lines(result.loss_gains, out)
-    lines += gain_lines
-    plots += gain_plots
 
-    gaps = result.gaps
-    if gaps:
-        lines += [
-            "",
-            "## Fairness between two users",
-            "",
-            "In runs with two measured users on the same path: one minus the ratio of the "
-            "slower user's mean round throughput to the faster one's (0 is fair), per "
-            "phase, mean over seeds with a 95% t interval cut to [0, 1].",
-            "",
-        ]
-        lines += table(
-            ["variant", "phase", "fairness gap"],
-            [[g.variant, g.phase, g.gap.format(1, "", 3)] for g in gaps],
-        )
+def _fairness_lines(gaps: list[FairnessGap]) -> list[str]:
+    """The fairness gap between two users on one path, where runs had two."""
+    if not gaps:
+        return []
+    lines = [
+        "",
+        "## Fairness between two users",
+        "",
+        "In runs with two measured users on the same path: one minus the ratio of the "
+        "slower user's mean round throughput to the faster one's (0 is fair), per "
+        "phase, mean over seeds with a 95% t interval cut to [0, 1].",
+        "",
+    ]
+    return lines + table(
+        ["variant", "phase", "fairness gap"],
+        [[g.variant, g.phase, g.gap.format(1, "", 3)] for g in gaps],
+    )
 
-    if result.expected:
-        hops = result.hops
-        lines += [
-            "",
-            "## Connections on the path",
-            "",
-            "From the placement lines tor logs with MCTorConnections set "
-            "(tor-patches/0003): for each hop of each measured client's pinned path, the "
-            "connections the nearer end had open to the next one when it last placed a "
-            "circuit there, how many of them still took new circuits (usable), the most "
-            "usable at any placement, and the outbound circuits on each open connection "
-            "then. A hop passes when the last usable count is what the variant asks for.",
-            "",
-        ]
-        lines += table(
-            ["variant", "seed", "hop", "expected", "open", "usable", "most usable"]
-            + ["circuits each", "placements", "ok"],
+
+def _connections_lines(hops: list[HopCheck], variants: list[str]) -> list[str]:
+    """The connections each hop of a measured client's pinned path had open."""
+    lines = [
+        "",
+        "## Connections on the path",
+        "",
+        "From the placement lines tor logs with MCTorConnections set "
+        "(tor-patches/0003): for each hop of each measured client's pinned path, the "
+        "connections the nearer end had open to the next one when it last placed a "
+        "circuit there, how many of them still took new circuits (usable), the most "
+        "usable at any placement, and the outbound circuits on each open connection "
+        "then. A hop passes when the last usable count is what the variant asks for.",
+        "",
+    ]
+    return lines + table(
+        ["variant", "seed", "hop", "expected", "open", "usable", "most usable"]
+        + ["circuits each", "placements", "ok"],
+        [
             [
-                [
-                    h.variant,
-                    str(h.seed),
-                    f"{h.host} → {h.peer}",
-                    str(h.expected),
-                    "–" if h.open_connections is None else str(h.open_connections),
-                    "–" if h.usable_connections is None else str(h.usable_connections),
-                    str(h.most_usable),
-                    " ".join(map(str, h.circuits)) or "–",
-                    str(h.placements),
-                    _ok(h.ok),
-                ]
-                for h in sorted(hops, key=lambda h: (variants.index(h.variant), h.seed))
-            ],
-        )
-        lines += _circuit_sections(result, variants)
-    section = Section(failures=result.failures, lines=lines, plots=plots)
-    minimum = spec.checks.min_rounds_per_phase
-    if minimum:
-        section.checks.append(
-            f"Rounds: every measured client completes at least {minimum} rounds of each "
-            "phase in every run."
-        )
-    return section
+                h.variant,
+                str(h.seed),
+                f"{h.host} → {h.peer}",
+                str(h.expected),
+                "–" if h.open_connections is None else str(h.open_connections),
+                "–" if h.usable_connections is None else str(h.usable_connections),
+                str(h.most_usable),
+                " ".join(map(str, h.circuits)) or "–",
+                str(h.placements),
+                _ok(h.ok),
+            ]
+            for h in sorted(hops, key=lambda h: (variants.index(h.variant), h.seed))
+        ],
+    )
 
 
 def _ok(value: bool | None) -> str:

@@ -141,4 +141,4 @@ def client_sections(result: ClientsResult, inp: Inputs, out: Path) -> Section:
             )
         ],
     )
-    return Section(failures=result.failures, lines=lines, plots=plots)
+    return Section(lines=lines, plots=plots)
