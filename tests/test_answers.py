@@ -28,7 +28,15 @@ from runner.spec.hypotheses import Hypothesis
 from runner.tables.schema import TransferRow
 from tests.conftest import CI_SMALL
 
-FASTER = Hypothesis("h", "conflux-on", "conflux-off", "ttlb", "decrease", 0.10, "perf")
+FASTER = Hypothesis(
+    name="h",
+    variant="conflux-on",
+    reference="conflux-off",
+    metric="ttlb",
+    expect="decrease",
+    smallest_change=0.10,
+    cls="perf",
+)
 
 
 def _spec(hypotheses: Any) -> dict[str, Any]:
@@ -111,7 +119,9 @@ def test_the_four_verdicts() -> None:
     assert verdict(_estimate(-0.12, -0.05), FASTER) == UNDETERMINED  # may or may not matter
     assert verdict(_estimate(0.01, 0.02), FASTER) == NO_CHANGE  # the wrong way, too small
     assert verdict(Estimate(-0.3, None, None, 1), FASTER) == UNDETERMINED
-    slower = Hypothesis("s", "a", "b", "ttlb", "increase", 0.10)
+    slower = Hypothesis(
+        name="s", variant="a", reference="b", metric="ttlb", expect="increase", smallest_change=0.10
+    )
     assert verdict(_estimate(0.15, 0.40), slower) == SUPPORTED
     assert verdict(_estimate(-0.30, -0.02), slower) == CONTRADICTED
 
@@ -216,7 +226,9 @@ def test_the_no_change_band_is_symmetric_on_the_log_scale() -> None:
     assert verdict(_estimate(-0.05, 0.105), FASTER) == NO_CHANGE
     assert verdict(_estimate(-0.05, 0.112), FASTER) == UNDETERMINED
     # A 10% increase: from 1 / 1.1 - 1 (-9.1%) to +10%.
-    slower = Hypothesis("s", "a", "b", "ttlb", "increase", 0.10)
+    slower = Hypothesis(
+        name="s", variant="a", reference="b", metric="ttlb", expect="increase", smallest_change=0.10
+    )
     assert Target(1, 0.10).band == pytest.approx((1 / 1.1 - 1, 0.10))
     assert verdict(_estimate(-0.095, 0.05), slower) == UNDETERMINED
     assert verdict(_estimate(-0.09, 0.05), slower) == NO_CHANGE

@@ -193,7 +193,7 @@ LEDGER = ClaimsLedger(
     tested={"C1": "Conflux shortens downloads", "M3": "five downloads finish faster"},
     not_tested={"C4": "no tail hypothesis"},
 )
-CONFLUX_10MB = Claim("C1", "Table I, 10 MB", -0.254, "time")
+CONFLUX_10MB = Claim(id="C1", figure="Table I, 10 MB", change=-0.254, reading="time")
 
 
 def _hypothesis(claim: Claim | None = CONFLUX_10MB, **changes: Any) -> Hypothesis:
@@ -253,7 +253,12 @@ def test_the_claims_table_puts_the_paper_number_beside_the_project_interval() ->
 
 
 def test_a_throughput_claim_is_read_as_a_time_and_says_so() -> None:
-    claim = Claim("M3", "five concurrent downloads, 5 circuits vs 1", 0.48, "throughput")
+    claim = Claim(
+        id="M3",
+        figure="five concurrent downloads, 5 circuits vs 1",
+        change=0.48,
+        reading="throughput",
+    )
     h = _hypothesis(claim, name="n5-download", metric="round_completion", size=None, cls=None)
     record = _record(h, -0.40, -0.30)
     assert record["claim"]["paper_change_in_reading"] == pytest.approx(1 / 1.48 - 1)
@@ -266,7 +271,7 @@ def test_a_throughput_claim_is_read_as_a_time_and_says_so() -> None:
 
 
 def test_qualitative_claims_and_too_few_seeds_have_no_inside() -> None:
-    qualitative = _record(_hypothesis(Claim("C1", "Table I")), -0.40, -0.16)
+    qualitative = _record(_hypothesis(Claim(id="C1", figure="Table I")), -0.40, -0.16)
     assert qualitative["claim"]["inside_interval"] is None
     assert (
         "| Table I: qualitative | -28.0% [-40.0, -16.0] (α = 5%, t = 2.78) | supported | - |"

@@ -118,7 +118,9 @@ def test_windows_and_scenarios_come_from_the_variant() -> None:
     assert [scenario_of(v) for v in (fixed, vegas, marut)] == ["tree", "tree", "hop4"]
     assert scenario_of(_variant("plain")) == "plain"
     # The factor's level, not the name, says which.
-    renamed = Variant("tree-fixed", "patched", {}, {}, factors={"scenario": "hop3"})
+    renamed = Variant(
+        name="tree-fixed", tor="patched", torrc={}, consensus={}, factors={"scenario": "hop3"}
+    )
     assert scenario_of(renamed) == "hop3"
     assert is_congestion_experiment([fixed, marut])
     assert not is_congestion_experiment([fixed, vegas])

@@ -24,13 +24,13 @@ from runner.tables.schema import TransferRow
 from tests.conftest import FIXTURES, fixture_report
 
 T4 = Hypothesis(
-    "relay-runners-get-more",
-    "relays-low",
-    "relays-low",
-    "client_bandwidth",
-    "increase",
-    0.1,
-    "client-relay",
+    name="relay-runners-get-more",
+    variant="relays-low",
+    reference="relays-low",
+    metric="client_bandwidth",
+    expect="increase",
+    smallest_change=0.1,
+    cls="client-relay",
     contrast="others",
 )
 VARIANTS = ["unlimited", "relays-low"]

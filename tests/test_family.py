@@ -36,13 +36,13 @@ PATTERN = (PATTERN - PATTERN.mean()) / PATTERN.std(ddof=1)
 
 def _hypothesis(name: str, confirmatory: bool = True) -> Hypothesis:
     return Hypothesis(
-        name,
-        "new",
-        "old",
-        "ttlb",
-        "decrease",
-        0.10,
-        claim=Claim("C1", "Table I") if confirmatory else None,
+        name=name,
+        variant="new",
+        reference="old",
+        metric="ttlb",
+        expect="decrease",
+        smallest_change=0.10,
+        claim=Claim(id="C1", figure="Table I") if confirmatory else None,
         extension="" if confirmatory else "the project's own question",
     )
 

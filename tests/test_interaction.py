@@ -19,13 +19,13 @@ from runner.spec.hypotheses import Hypothesis, parse_hypotheses
 from runner.tables.schema import TransferRow
 
 C5 = Hypothesis(
-    "third-leg-adds-less",
-    "confluxm",
-    "conflux",
-    "ttlb",
-    "increase",
-    0.05,
-    "perf",
+    name="third-leg-adds-less",
+    variant="confluxm",
+    reference="conflux",
+    metric="ttlb",
+    expect="increase",
+    smallest_change=0.05,
+    cls="perf",
     interaction=("conflux", "plain"),
 )
 VARIANTS = ["plain", "conflux", "confluxm"]

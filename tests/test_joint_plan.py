@@ -51,13 +51,13 @@ DESIGN = SequentialDesign.from_rounds(5, 11, 2)  # conflux-small's seeds {min: 5
 
 def _hypothesis(q: Question) -> Hypothesis:
     return Hypothesis(
-        q.name,
-        "new",
-        "old",
-        "ttlb",
-        "decrease" if q.target.direction < 0 else "increase",
-        q.target.smallest_change,
-        claim=Claim("C1", "Table I") if q.confirmatory else None,
+        name=q.name,
+        variant="new",
+        reference="old",
+        metric="ttlb",
+        expect="decrease" if q.target.direction < 0 else "increase",
+        smallest_change=q.target.smallest_change,
+        claim=Claim(id="C1", figure="Table I") if q.confirmatory else None,
         extension="" if q.confirmatory else "the project's own question",
     )
 
@@ -210,7 +210,16 @@ def _binding_spreads() -> tuple[dict[str, Spread], tuple[Hypothesis, ...]]:
     rng = np.random.default_rng(3)
     hypotheses, spreads = [], {}
     for i in range(4):
-        h = Hypothesis(f"h{i}", "new", "old", "ttlb", "decrease", 0.10, "perf", extension="x")
+        h = Hypothesis(
+            name=f"h{i}",
+            variant="new",
+            reference="old",
+            metric="ttlb",
+            expect="decrease",
+            smallest_change=0.10,
+            cls="perf",
+            extension="x",
+        )
         logs = rng.normal(math.log(0.72), 0.25, 5)
         per_seed = tuple((seed, float(v)) for seed, v in enumerate(logs, start=1))
         spreads[h.name] = Spread(h.name, 5, math.log(0.72), 0.0625, None, None, 0.0625, per_seed)
@@ -239,7 +248,15 @@ def _spread(seeds: int) -> Spread:
 
 
 def test_the_seeds_needed_interval_holds_the_point_and_widens_with_fewer_pilot_seeds() -> None:
-    h = Hypothesis("h", "new", "old", "ttlb", "decrease", 0.10, "perf")
+    h = Hypothesis(
+        name="h",
+        variant="new",
+        reference="old",
+        metric="ttlb",
+        expect="decrease",
+        smallest_change=0.10,
+        cls="perf",
+    )
     configured = Alternative("as configured")
     widths = []
     for seeds in (4, 12):
@@ -253,7 +270,15 @@ def test_the_seeds_needed_interval_holds_the_point_and_widens_with_fewer_pilot_s
 
 
 def test_no_spread_no_interval() -> None:
-    h = Hypothesis("h", "new", "old", "ttlb", "decrease", 0.10, "perf")
+    h = Hypothesis(
+        name="h",
+        variant="new",
+        reference="old",
+        metric="ttlb",
+        expect="decrease",
+        smallest_change=0.10,
+        cls="perf",
+    )
     assert seeds_needed_interval({}, (h,), Alternative("as configured")) is None
 
 

@@ -173,7 +173,13 @@ def test_one_long_round_does_not_move_the_round_completion_hypothesis() -> None:
     """The paper dropped rounds beyond Tukey's fences; a client's mean of
     every round let one stalled round stand for many."""
     h = Hypothesis(
-        "n5-download", "n5", "n1", "round_completion", "decrease", 0.10, phase="download"
+        name="n5-download",
+        variant="n5",
+        reference="n1",
+        metric="round_completion",
+        expect="decrease",
+        smallest_change=0.10,
+        phase="download",
     )
     steady = [5.0, 5.2, 4.8, 5.1, 4.9, 5.0, 5.3, 4.7, 5.0, 5.1, 4.9, 5.0]
     base: list[Round] = []

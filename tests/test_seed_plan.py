@@ -32,7 +32,15 @@ from runner.spec.model import Spec
 from runner.tables.schema import RelayLoad, TransferRow
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
-H = Hypothesis("h", "new", "old", "ttlb", "decrease", 0.10, "perf")
+H = Hypothesis(
+    name="h",
+    variant="new",
+    reference="old",
+    metric="ttlb",
+    expect="decrease",
+    smallest_change=0.10,
+    cls="perf",
+)
 
 
 def _rows(

@@ -36,10 +36,10 @@ def _spec(seeds: Any, hypotheses: bool = True) -> Spec:
 
 def test_a_range_of_seeds_starts_with_min_and_needs_a_hypothesis() -> None:
     spec = _spec({"min": 3, "max": 9, "step": 2})
-    assert spec.seeds == (1, 2, 3) and spec.seed_rounds == SeedRounds(3, 9, 2)
+    assert spec.seeds == (1, 2, 3) and spec.seed_rounds == SeedRounds(min=3, max=9, step=2)
     assert _spec([4, 5]).seed_rounds is None
     # five seeds first and two more a round unless the spec says otherwise
-    assert _spec({"max": 9}).seed_rounds == SeedRounds(5, 9, 2)
+    assert _spec({"max": 9}).seed_rounds == SeedRounds(min=5, max=9, step=2)
     for seeds, key, message in (
         ({"min": 1, "max": 9}, "seeds.min", "at least 2"),
         ({"min": 3, "max": 2}, "seeds.max", "at least 3"),
@@ -110,9 +110,9 @@ def test_rounds_stop_at_max_and_say_what_is_still_undetermined(tmp_path: Path) -
 
 
 def test_later_rounds_are_all_variants_or_what_the_hypotheses_need() -> None:
-    assert _spec({"min": 3, "max": 9}).seed_rounds == SeedRounds(3, 9, 2, "all")
+    assert _spec({"min": 3, "max": 9}).seed_rounds == SeedRounds(min=3, max=9, step=2, later="all")
     spec = _spec({"min": 3, "max": 9, "later": "hypotheses"})
-    assert spec.seed_rounds == SeedRounds(3, 9, 2, "hypotheses")
+    assert spec.seed_rounds == SeedRounds(min=3, max=9, step=2, later="hypotheses")
     with pytest.raises(SpecError) as caught:
         _spec({"min": 3, "max": 9, "later": "some"})
     assert caught.value.key == "seeds.later" and "expected one of all, hypotheses" in str(

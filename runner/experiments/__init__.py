@@ -16,7 +16,7 @@ from typing import Any
 from runner.experiments import conflux, congestion, mctor, tortoise
 from runner.report import sections
 from runner.report.base import Analysis
-from runner.spec import model
+from runner.spec import model, parse
 from runner.spec.expect import ExpectKey
 from runner.tables.table import Table
 
@@ -52,9 +52,9 @@ EXPECT_KEYS: tuple[ExpectKey, ...] = (*conflux.EXPECT_KEYS, *mctor.EXPECT_KEYS)
 
 def load_spec(path: Path) -> model.Spec:
     """A spec, validated with what the registered experiments know."""
-    return model.load_spec(path, EXPECT_KEYS)
+    return parse.load_spec(path, EXPECT_KEYS)
 
 
 def parse_spec(data: Any, path: str, sha256: str = "") -> model.Spec:
     """Already-loaded YAML, validated with what the registered experiments know."""
-    return model.parse_spec(data, path, sha256, EXPECT_KEYS)
+    return parse.parse_spec(data, path, sha256, EXPECT_KEYS)

@@ -23,11 +23,12 @@ project's change.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from runner.params import Where, mapping_with_keys
+from runner.params import Where
+from runner.spec.keys import mapping_of, yaml_key
 from runner.units import short
 
 READINGS = ("time", "throughput", "count")
@@ -45,26 +46,26 @@ _ID = re.compile(r"^[A-Z][0-9]{1,3}$")
 _CHANGE = re.compile(r"^[+-][0-9]+(\.[0-9]+)?%$")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Claim:
     """A published claim a hypothesis tests: its id (as in the claims
     ledger), where in the paper its number is, and the number (a fraction,
     as the paper gives it; None for a qualitative claim) with its reading."""
 
-    id: str
-    figure: str
-    change: float | None = None
-    reading: str | None = None  # one of READINGS, given with change
+    id: str = yaml_key(required=True)
+    figure: str = yaml_key(required=True)
+    change: float | None = yaml_key(default=None)
+    reading: str | None = yaml_key(default=None)  # one of READINGS, given with change
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ClaimsLedger:
     """The spec's ``claims:``: which paper(s), the claims its hypotheses
     test (id -> the claim in a few words) and those it cannot (id -> why)."""
 
-    paper: str
-    tested: dict[str, str] = field(default_factory=dict)
-    not_tested: dict[str, str] = field(default_factory=dict)
+    paper: str = yaml_key(required=True)
+    tested: dict[str, str] = yaml_key(default_factory=dict)
+    not_tested: dict[str, str] = yaml_key(default_factory=dict)
 
 
 def in_reading(change: float, reading: str, metric: str) -> float:
@@ -95,7 +96,7 @@ def _claim_id(value: Any, where: Where) -> str:
 
 def parse_claim(value: Any, where: Where) -> Claim:
     """A hypothesis's ``claim: {id, figure, change, reading}``."""
-    body = mapping_with_keys(value, where, ("id", "figure"), ("change", "reading"))
+    body = mapping_of(Claim, value, where)
     change = None
     if "change" in body:
         raw = body["change"]
@@ -148,7 +149,7 @@ def parse_ledger(value: Any, where: Where) -> ClaimsLedger | None:
     """The spec's ``claims: {paper, tested, not_tested}``."""
     if value is None:
         return None
-    body = mapping_with_keys(value, where, ("paper",), ("tested", "not_tested"))
+    body = mapping_of(ClaimsLedger, value, where)
     tested = _by_id(body.get("tested"), where.child("tested"), "the claim in a few words")
     not_tested = _by_id(
         body.get("not_tested"), where.child("not_tested"), "why this experiment cannot test it"

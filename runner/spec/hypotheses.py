@@ -37,6 +37,7 @@ from typing import Any
 
 from runner.params import Param, Where, mapping_with_keys
 from runner.spec.claims import Claim, in_reading, parse_claim, parse_extension
+from runner.spec.keys import mapping_of, simple_values, yaml_key
 from runner.units import human_size
 
 # metric -> what it is, per seed; the change is variant / reference per seed.
@@ -54,19 +55,6 @@ METRICS = {
 TRANSFER_METRICS = ("ttfb", "ttlb", "after_first_byte", "goodput")
 QUANTILE_METRICS = ("ttfb", "ttlb", "after_first_byte")
 DIRECTIONS = ("decrease", "increase")
-REQUIRED = ("name", "variant", "metric", "expect", "smallest_change")
-OPTIONAL = (
-    "reference",
-    "class",
-    "size",
-    "quantile",
-    "phase",
-    "why",
-    "claim",
-    "extension",
-    "interaction",
-    "contrast",
-)
 OTHERS = "others"  # a contrast's group: every measured client not in the hypothesis's class
 
 
@@ -88,28 +76,31 @@ class Side:
         return (group != self.cls) if self.others else (group == self.cls)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Hypothesis:
-    name: str
-    variant: str
-    reference: str
-    metric: str
-    expect: str  # decrease or increase
-    smallest_change: float  # a fraction, such as 0.1
-    cls: str | None = None  # a client class; None: every measured client
-    size: int | None = None  # bytes; None: every size
-    quantile: float = 0.5
-    phase: str | None = None  # round_completion: one phase of the rounds
-    why: str = ""
+    name: str = yaml_key(Param("str", required=True))
+    variant: str = yaml_key(required=True)
+    reference: str = yaml_key()  # a contrast's is its variant
+    metric: str = yaml_key(Param("str", choices=tuple(METRICS), required=True))
+    expect: str = yaml_key(Param("str", choices=DIRECTIONS, required=True))
+    # A fraction, such as 0.1.
+    smallest_change: float = yaml_key(Param("share", minimum=0.001, maximum=10, required=True))
+    # A client class; None: every measured client.
+    cls: str | None = yaml_key(name="class", default=None)
+    size: int | None = yaml_key(Param("size", minimum=1), default=None)  # bytes; None: every size
+    quantile: float = yaml_key(Param("float", default=0.5, minimum=0.01, maximum=0.99))
+    # round_completion: one phase of the rounds.
+    phase: str | None = yaml_key(Param("str"), default=None)
+    why: str = yaml_key(default="")
     # The published claim it tests, or why it is the project's own question.
-    claim: Claim | None = None
-    extension: str = ""
+    claim: Claim | None = yaml_key(default=None)
+    extension: str = yaml_key(default="")
     # (variant, reference) of the ratio this hypothesis's ratio is divided by,
     # seed by seed: an interaction of two changes; None: a plain change.
-    interaction: tuple[str, str] | None = None
+    interaction: tuple[str, str] | None = yaml_key(default=None)
     # A contrast: the class (or OTHERS) whose statistic in the same runs the
     # class's is divided by, seed by seed; ``reference`` is then ``variant``.
-    contrast: str | None = None
+    contrast: str | None = yaml_key(default=None)
 
     @property
     def sides(self) -> tuple[Side, ...]:
@@ -195,71 +186,77 @@ def parse_hypotheses(
     names: set[str] = set()
     for i, item in enumerate(value):
         at = where.child(i)
-        item = mapping_with_keys(item, at, REQUIRED, OPTIONAL)
-        name = Param("str").convert(item["name"], at.child("name"))
-        if name in names:
-            raise at.child("name").error(f"another hypothesis is called {name!r}")
-        names.add(name)
-        metric = Param("str", choices=tuple(METRICS)).convert(item["metric"], at.child("metric"))
-        cls = item.get("class")
-        for group, key in ((cls, "class"), (item.get("contrast"), "contrast")):
-            if group is None or (key == "contrast" and group == OTHERS):
-                continue
-            if group not in classes:
-                raise at.child(key).error(f"unknown client class {group!r} (classes: {classes})")
-            if group == "client-relay" and metric != "client_bandwidth":
-                raise at.child(key).error("client-relay applies to client_bandwidth only")
-        contrast = _contrast(item, at, cls)
-        if contrast is None and "reference" not in item:
-            raise at.error("expected a `reference:` (or a `contrast:` between client groups)")
-        # A contrast reads both groups in the variant's own runs.
-        reference = item["variant"] if contrast is not None else item["reference"]
-        for key, run in (("variant", item["variant"]), ("reference", reference)):
-            if run not in variants:
-                raise at.child(key).error(f"unknown variant {run!r} (variants: {variants})")
-        if contrast is None and item["variant"] == reference:
-            raise at.child("reference").error("expected a variant other than `variant`")
-        if "size" in item and metric not in TRANSFER_METRICS:
-            raise at.child("size").error(f"a size applies to {', '.join(TRANSFER_METRICS)} only")
-        if "phase" in item and metric != "round_completion":
-            raise at.child("phase").error("a phase applies to round_completion only")
-        if "quantile" in item and metric not in QUANTILE_METRICS:
-            raise at.child("quantile").error(
-                f"a quantile applies to {', '.join(QUANTILE_METRICS)} only"
-            )
-        result.append(
-            Hypothesis(
-                name=name,
-                variant=str(item["variant"]),
-                reference=str(reference),
-                metric=metric,
-                expect=Param("str", choices=DIRECTIONS).convert(item["expect"], at.child("expect")),
-                smallest_change=Param("share", minimum=0.001, maximum=10).convert(
-                    item["smallest_change"], at.child("smallest_change")
-                ),
-                cls=cls,
-                size=Param("size", minimum=1).convert(item["size"], at.child("size"))
-                if "size" in item
-                else None,
-                quantile=Param("float", minimum=0.01, maximum=0.99).convert(
-                    item.get("quantile", 0.5), at.child("quantile")
-                ),
-                phase=Param("str").convert(item["phase"], at.child("phase"))
-                if "phase" in item
-                else None,
-                why=str(item.get("why", "")).strip(),
-                **_claim_or_extension(item, at),
-                interaction=_interaction(item["interaction"], at.child("interaction"), variants)
-                if "interaction" in item
-                else None,
-                contrast=contrast,
-            )
-        )
-        if result[-1].interaction == (result[-1].variant, result[-1].reference):
-            raise at.child("interaction").error(
-                "expected another pair than variant and reference (their ratio over itself is 1)"
-            )
+        body = mapping_of(Hypothesis, item, at)
+        simple = simple_values(Hypothesis, body, at)
+        if simple["name"] in names:
+            raise at.child("name").error(f"another hypothesis is called {simple['name']!r}")
+        names.add(simple["name"])
+        result.append(_hypothesis(body, simple, at, variants, classes))
     return tuple(result)
+
+
+def _hypothesis(
+    item: dict[str, Any],
+    simple: dict[str, Any],
+    at: Where,
+    variants: list[str],
+    classes: list[str],
+) -> Hypothesis:
+    """One hypothesis from its keys (``simple``: its simple values, checked)."""
+    metric = simple["metric"]
+    cls = item.get("class")
+    _check_groups(item, at, metric, classes)
+    contrast = _contrast(item, at, cls)
+    if contrast is None and "reference" not in item:
+        raise at.error("expected a `reference:` (or a `contrast:` between client groups)")
+    # A contrast reads both groups in the variant's own runs.
+    reference = item["variant"] if contrast is not None else item["reference"]
+    for key, run in (("variant", item["variant"]), ("reference", reference)):
+        if run not in variants:
+            raise at.child(key).error(f"unknown variant {run!r} (variants: {variants})")
+    if contrast is None and item["variant"] == reference:
+        raise at.child("reference").error("expected a variant other than `variant`")
+    _check_metric_keys(item, at, metric)
+    hypothesis = Hypothesis(
+        **simple,
+        variant=str(item["variant"]),
+        reference=str(reference),
+        cls=cls,
+        why=str(item.get("why", "")).strip(),
+        **_claim_or_extension(item, at),
+        interaction=_interaction(item["interaction"], at.child("interaction"), variants)
+        if "interaction" in item
+        else None,
+        contrast=contrast,
+    )
+    if hypothesis.interaction == (hypothesis.variant, hypothesis.reference):
+        raise at.child("interaction").error(
+            "expected another pair than variant and reference (their ratio over itself is 1)"
+        )
+    return hypothesis
+
+
+def _check_groups(item: dict[str, Any], at: Where, metric: str, classes: list[str]) -> None:
+    """The class and the contrast's group are client classes the metric applies to."""
+    for group, key in ((item.get("class"), "class"), (item.get("contrast"), "contrast")):
+        if group is None or (key == "contrast" and group == OTHERS):
+            continue
+        if group not in classes:
+            raise at.child(key).error(f"unknown client class {group!r} (classes: {classes})")
+        if group == "client-relay" and metric != "client_bandwidth":
+            raise at.child(key).error("client-relay applies to client_bandwidth only")
+
+
+def _check_metric_keys(item: dict[str, Any], at: Where, metric: str) -> None:
+    """A size, a phase and a quantile are given only to metrics that have them."""
+    if "size" in item and metric not in TRANSFER_METRICS:
+        raise at.child("size").error(f"a size applies to {', '.join(TRANSFER_METRICS)} only")
+    if "phase" in item and metric != "round_completion":
+        raise at.child("phase").error("a phase applies to round_completion only")
+    if "quantile" in item and metric not in QUANTILE_METRICS:
+        raise at.child("quantile").error(
+            f"a quantile applies to {', '.join(QUANTILE_METRICS)} only"
+        )
 
 
 def _contrast(item: dict[str, Any], at: Where, cls: str | None) -> str | None:

@@ -37,7 +37,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from runner.params import Param, Where, mapping_with_keys
+from runner.params import Param, Where
+from runner.spec.keys import mapping_of, yaml_key
 
 # metric -> what a run's value is
 METRICS = {
@@ -45,25 +46,25 @@ METRICS = {
     "client_bandwidth": "the median over the class's measured clients of each one's payload "
     "over its transfers' time (0 for a client that completed none)",
 }
-_REQUIRED = ("variant", "reference", "metric")
-_OPTIONAL = ("class", "at_least", "within", "judge")
 JUDGE_EACH = "each"
 JUDGE_MEAN = "mean"
 _JUDGES = (JUDGE_EACH, JUDGE_MEAN)
 _SHARE = Param("share", minimum=0.0, maximum=1.0)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class KeepUp:
     """One variant against its reference on each seed they share."""
 
-    variant: str
-    reference: str
-    metric: str  # a key of METRICS
-    group: str | None = None  # client class, for client_bandwidth
-    at_least: float | None = None  # client_bandwidth: a fraction of the reference's
-    within: float | None = None  # busiest_relay: points below the reference's, as a fraction
-    judge: str = JUDGE_EACH  # each seed's run, or the mean over the seeds
+    variant: str = yaml_key(required=True)
+    reference: str = yaml_key(required=True)
+    metric: str = yaml_key(required=True)  # a key of METRICS
+    group: str | None = yaml_key(name="class", default=None)  # client class, for client_bandwidth
+    # client_bandwidth: a fraction of the reference's.
+    at_least: float | None = yaml_key(default=None)
+    # busiest_relay: points below the reference's, as a fraction.
+    within: float | None = yaml_key(default=None)
+    judge: str = yaml_key(default=JUDGE_EACH)  # each seed's run, or the mean over the seeds
 
     def required(self, reference_value: float) -> float:
         """The least value that keeps up with a reference run's value."""
@@ -86,7 +87,7 @@ class KeepUp:
 
 
 def _one(value: Any, where: Where, variants: list[str], classes: list[str]) -> KeepUp:
-    body = mapping_with_keys(value, where, _REQUIRED, _OPTIONAL)
+    body = mapping_of(KeepUp, value, where)
     for key in ("variant", "reference"):
         if body[key] not in variants:
             raise where.child(key).error(f"expected one of the variants {variants}")
@@ -102,14 +103,25 @@ def _one(value: Any, where: Where, variants: list[str], classes: list[str]) -> K
         if "within" not in body or {"class", "at_least"} & set(body):
             raise where.error("busiest_relay takes `within` (points, e.g. 10%) and nothing else")
         within = _SHARE.convert(body["within"], where.child("within"))
-        return KeepUp(body["variant"], body["reference"], metric, within=within, judge=judge)
+        return KeepUp(
+            variant=body["variant"],
+            reference=body["reference"],
+            metric=metric,
+            within=within,
+            judge=judge,
+        )
     if "at_least" not in body or "class" not in body or "within" in body:
         raise where.error("client_bandwidth takes `class` and `at_least` (e.g. 90%)")
     if body["class"] not in classes:
         raise where.child("class").error(f"expected a measured client class {classes}")
     at_least = _SHARE.convert(body["at_least"], where.child("at_least"))
     return KeepUp(
-        body["variant"], body["reference"], metric, body["class"], at_least=at_least, judge=judge
+        variant=body["variant"],
+        reference=body["reference"],
+        metric=metric,
+        group=body["class"],
+        at_least=at_least,
+        judge=judge,
     )
 
 

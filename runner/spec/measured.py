@@ -16,18 +16,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from runner.params import Param, Where
+from runner.spec.keys import keys_of, simple_values, yaml_key
 
-_KEYS = ("variant", "class", "times")
 
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MeasuredParam:
-    variant: str  # the variant measured, on the same seed
-    cls: str  # its clients of this class
-    times: float  # the parameter is this multiple of their mean bandwidth (bytes/s)
+    variant: str = yaml_key(required=True)  # the variant measured, on the same seed
+    cls: str = yaml_key(name="class", required=True)  # its clients of this class
+    # The parameter is this multiple of their mean bandwidth (bytes/s).
+    times: float = yaml_key(Param("float", minimum=0.001, maximum=1000.0, required=True))
 
     def describe(self) -> str:
         return f"{self.times:g} x {self.variant}'s {self.cls} clients' mean bandwidth"
+
+
+_KEYS = keys_of(MeasuredParam)[0]  # each one required
 
 
 def parse_measured(
@@ -47,17 +50,17 @@ def parse_measured(
         w = where.child(str(param))
         known_param(str(param), w)
         if not isinstance(body, dict) or set(body) != set(_KEYS):
-            raise w.error("expected exactly the keys variant, class and times")
+            raise w.error(f"expected exactly the keys {', '.join(_KEYS[:-1])} and {_KEYS[-1]}")
         if not isinstance(body["variant"], str):
             raise w.child("variant").error("expected a variant's name")
         cls = body["class"]
         if cls not in client_classes:
             known = ", ".join(sorted(client_classes))
             raise w.child("class").error(f"expected a client class ({known}), got {cls!r}")
-        times = Param("float", minimum=0.001, maximum=1000.0).convert(
-            body["times"], w.child("times")
+        times = simple_values(MeasuredParam, body, w)["times"]
+        result[str(param)] = MeasuredParam(
+            variant=body["variant"], cls=str(cls), times=float(times)
         )
-        result[str(param)] = MeasuredParam(body["variant"], str(cls), float(times))
     return result
 
 
