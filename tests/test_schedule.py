@@ -23,3 +23,14 @@ def test_servers_listen_from_the_start() -> None:
     server = Host("server1exit", "server", "server", "100.3.0.1", 0, "r", 10**9, 10**9)
     procs = host_processes(server, 9051, None, "tgen-server.graphml", [])
     assert [(p.program, p.start, p.stop) for p in procs] == [("tgen", 1, None)]
+
+
+def test_every_program_runs_with_its_clock_zone_named() -> None:
+    """TZ set: glibc and GLib read no /etc/localtime per timestamp under
+    Shadow, and the logs' local times are the same on any machine."""
+    procs = host_processes(CLIENT, 9051, "tgen.graphml", "tgen-server.graphml", [(300.0, None)])
+    paths = {"tor": "/bin/tor", "oniontrace": "/bin/oniontrace", "tgen": "/bin/tgen"}
+    entries = [_process(p, paths) for p in procs]
+    assert entries and all(e["environment"] == {"TZ": "UTC"} for e in entries)
+    entries[0]["environment"]["TZ"] = "changed"  # each process has its own copy
+    assert _process(procs[1], paths)["environment"] == {"TZ": "UTC"}

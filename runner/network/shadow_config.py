@@ -10,6 +10,12 @@ from runner.network.schedule import Process
 from runner.units import format_bandwidth_for_shadow
 
 GRAPH_FILE = "conf/network.gml"
+# Every program's clock zone, named: without TZ, glibc and GLib look at
+# /etc/localtime again for each timestamp they format (two stat calls and a
+# readlink per log line of tgen and oniontrace, each a system call Shadow
+# handles: 9% of a ci-small run's CPU, bench/results.md "Cost profile"), and
+# the logs' local times would follow the zone of the machine that ran them.
+ENVIRONMENT = {"TZ": "UTC"}
 
 
 def _process(proc: Process, program_paths: dict[str, str]) -> dict[str, Any]:
@@ -18,6 +24,7 @@ def _process(proc: Process, program_paths: dict[str, str]) -> dict[str, Any]:
         "args": list(proc.args),
         "start_time": _ms(proc.start),
         "expected_final_state": "running",
+        "environment": dict(ENVIRONMENT),
     }
     if proc.stop is not None:
         # tgen has no SIGTERM handler: the signal ends it.
