@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 
 from runner.analyses.client_bandwidth import ClientBandwidth
-from runner.analyses.rounds import Round, too_few_rounds
+from runner.analyses.workload_rounds import Round, too_few_rounds
 from runner.experiments import parse_spec
 from runner.experiments.mctor.loss_gain import loss_gains, loss_rate
 from runner.experiments.tortoise.setting import limit_settings

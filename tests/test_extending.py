@@ -20,7 +20,7 @@ from runner.errors import SpecError
 from runner.experiments import ANALYSES, EXPECT_KEYS, tables_of
 from runner.layout import SHADOW_DATA, Layout
 from runner.report.compare import compare
-from runner.spec.parse import load_spec
+from runner.spec.parse import load_spec_file as load_spec
 from runner.tables.collect import collect
 from tests.conftest import ROOT
 

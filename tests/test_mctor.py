@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from runner.analyses.answers import answer
-from runner.analyses.rounds import (
+from runner.analyses.workload_rounds import (
     ClientRoundMean,
     Round,
     fairness_gaps,

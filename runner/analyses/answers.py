@@ -49,7 +49,6 @@ from runner.analyses.client_bandwidth import ClientBandwidth, per_client
 from runner.analyses.from_data import from_data
 from runner.analyses.inputs import ChangeKey
 from runner.analyses.power import MIN_SEEDS, Target, seeds_to_decisive
-from runner.analyses.rounds import ClientRoundMean, Round, class_phases, rounds
 from runner.analyses.sequential import ALPHA, SequentialDesign, one_look_critical
 from runner.analyses.stats import (
     ClientCount,
@@ -63,6 +62,7 @@ from runner.analyses.stats import (
     ratio_change_ci,
 )
 from runner.analyses.transfers import METRICS
+from runner.analyses.workload_rounds import ClientRoundMean, Round, class_phases, rounds
 from runner.layout import Layout
 from runner.spec.claims import METRIC_READINGS, ClaimsLedger
 from runner.spec.hypotheses import QUANTILE_METRICS, Hypothesis

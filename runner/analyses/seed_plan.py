@@ -75,11 +75,11 @@ from runner.analyses.power import (
     seeds_to_decisive_many,
     simulate_rounds,
 )
-from runner.analyses.rounds import Round
 from runner.analyses.runs import complete, read_spec_runs
 from runner.analyses.seed_rounds import variants_compared
 from runner.analyses.sequential import ALPHA, SequentialDesign
 from runner.analyses.stats import ClientValues, resample_clients, resample_within
+from runner.analyses.workload_rounds import Round
 from runner.layout import Layout
 from runner.spec.hypotheses import Hypothesis
 from runner.spec.model import Spec

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import TextIO
 
 # A running run: its phase, when that phase began, and Shadow's percentage.
-Phase = tuple[str, float, int | None]
+RunningStep = tuple[str, float, int | None]
 # What a status line says apart from its clocks: finished, failed, and
 # each running run's phase and percentage.
 State = tuple[int, int, tuple[tuple[str, str, int | None], ...]]
@@ -28,7 +28,12 @@ def _clock(seconds: float) -> str:
 
 
 def status_line(
-    elapsed: float, done: int, total: int, failed: int, phases: Mapping[str, Phase], now: float
+    elapsed: float,
+    done: int,
+    total: int,
+    failed: int,
+    phases: Mapping[str, RunningStep],
+    now: float,
 ) -> str:
     """``[1m05s] 1/4 runs finished; running: a/seed-1 simulate 45% (1m00s), ...``"""
     running = ", ".join(
@@ -41,7 +46,7 @@ def status_line(
     )
 
 
-def state_of(done: int, failed: int, phases: Mapping[str, Phase]) -> State:
+def state_of(done: int, failed: int, phases: Mapping[str, RunningStep]) -> State:
     """What a status line says, without its clocks: two lines of one state
     differ only in the time."""
     return done, failed, tuple((run, p[0], p[2]) for run, p in sorted(phases.items()))
@@ -72,7 +77,7 @@ class Progress:
         self.stream = stream or sys.stderr  # looked up now: tests and callers may swap it
         self.interval = interval
         self.started = time.monotonic()
-        self._phases: dict[str, Phase] = {}
+        self._phases: dict[str, RunningStep] = {}
         # Runs finished: a worker's late event must not bring one back.
         self._finished: set[str] = set()
         self._lock = threading.Lock()

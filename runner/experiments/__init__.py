@@ -52,7 +52,7 @@ EXPECT_KEYS: tuple[ExpectKey, ...] = (*conflux.EXPECT_KEYS, *mctor.EXPECT_KEYS)
 
 def load_spec(path: Path) -> model.Spec:
     """A spec, validated with what the registered experiments know."""
-    return parse.load_spec(path, EXPECT_KEYS)
+    return parse.load_spec_file(path, EXPECT_KEYS)
 
 
 def parse_spec(data: Any, path: str, sha256: str = "") -> model.Spec:

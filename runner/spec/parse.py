@@ -239,7 +239,7 @@ def _check_size(
         raise where.error(f"no workload of {who} transfers {human_size(size)} (sizes: {shown})")
 
 
-def load_spec(path: Path, expect_keys: Sequence[ExpectKey] = ()) -> Spec:
+def load_spec_file(path: Path, expect_keys: Sequence[ExpectKey] = ()) -> Spec:
     """Read and validate the spec at ``path``; SpecError on any problem."""
     shown = str(path)
     if not path.is_file():

@@ -4,7 +4,7 @@ streams by variant and checks the connections and circuits on the path."""
 
 from __future__ import annotations
 
-from runner.analyses.rounds import class_phases
+from runner.analyses.workload_rounds import class_phases
 from runner.experiments.mctor.analysis import mctor_result
 from runner.experiments.mctor.report import mctor_sections
 from runner.experiments.mctor.tables import PLACEMENTS

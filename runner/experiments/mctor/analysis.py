@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from runner.analyses.inputs import Inputs
-from runner.analyses.rounds import (
+from runner.analyses.workload_rounds import (
     FairnessGap,
     PhaseSummary,
     class_phases,

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runner.analyses.rounds import Round, seed_completions
 from runner.analyses.stats import Estimate, ratio_change_ci
+from runner.analyses.workload_rounds import Round, seed_completions
 from runner.spec.model import Spec, Variant
 
 CONNECTIONS = "connections"  # the factor whose levels set N and the stream rule

@@ -22,7 +22,7 @@ RECORD_MARKERS = ("MCTor: circuit placed",)  # a damaged one lost a placement
 
 
 @dataclass(frozen=True)
-class Placement:
+class CircuitPlacement:
     time: float  # seconds since the first day of the log's clock began
     connection: int  # tor's channel identifier
     peer: str  # the relay's RSA fingerprint
@@ -34,7 +34,7 @@ class Placement:
     from_id: int | None = None  # a relay's circuit: the ID it arrived with
 
 
-def parse_line(line: str) -> Placement | None:
+def parse_line(line: str) -> CircuitPlacement | None:
     match = _LINE.match(line)
     if not match:
         return None
@@ -56,7 +56,7 @@ def parse_line(line: str) -> Placement | None:
     for item in filter(None, counts.split(",")):
         chan, _, count = item.partition(":")
         circuits[int(chan)] = int(count)
-    return Placement(
+    return CircuitPlacement(
         time=(int(day) - 1) * 86400 + int(hours) * 3600 + int(minutes) * 60 + float(seconds),
         connection=int(connection),
         peer=peer,
@@ -73,7 +73,7 @@ def _int(text: str | None) -> int | None:
     return int(text) if text is not None else None
 
 
-def parse_lines(lines: Iterable[str]) -> Iterator[Placement]:
+def parse_lines(lines: Iterable[str]) -> Iterator[CircuitPlacement]:
     for line in lines:
         placement = parse_line(line)
         if placement is not None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 from runner.analyses.inputs import Inputs
-from runner.analyses.rounds import FairnessGap, PhaseSummary
+from runner.analyses.workload_rounds import FairnessGap, PhaseSummary
 from runner.experiments.mctor.analysis import MctorResult, stream_rule
 from runner.experiments.mctor.connections import HopCheck
 from runner.experiments.mctor.loss_gain import CONNECTIONS, LossGain

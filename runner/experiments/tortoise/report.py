@@ -78,7 +78,7 @@ def _settings(settings: list[LimitSetting]) -> list[str]:
     ]
 
 
-def client_sections(result: ClientsResult, inp: Inputs, out: Path) -> Section:
+def clients_and_limits_section(result: ClientsResult, inp: Inputs, out: Path) -> Section:
     """Nothing without a clients table."""
     variants, bandwidths = inp.variants, result.bandwidths
     if not bandwidths:
