@@ -21,9 +21,11 @@ def test_the_congestion_matrices_cross_scenario_mechanism_and_loss(
     name: str, scenarios: int, count: int
 ) -> None:
     spec = load_spec(ROOT / "configs" / f"{name}.yaml")
-    assert len(spec.variants) == count
+    # The matrix's variants; plain variants beside them carry a factor of their own.
+    matrix = [v for v in spec.variants if "scheduler" not in v.factors]
+    assert len(matrix) == count
     by_levels = {
-        (v.factors["scenario"], v.factors["mechanism"], v.factors["loss"]): v for v in spec.variants
+        (v.factors["scenario"], v.factors["mechanism"], v.factors["loss"]): v for v in matrix
     }
     assert len({s for s, _, _ in by_levels}) == scenarios
     for (scenario, mechanism, loss), variant in by_levels.items():
@@ -43,6 +45,7 @@ def test_the_congestion_matrices_cross_scenario_mechanism_and_loss(
         hop, hop_window_alpha=8, hop_window_beta=16
     )
     assert spec.variant("tree-backtapdesign-noloss").consensus == hop
+
     assert spec.variant("tree-maruthopdesign-noloss").consensus == dict(hop, hop_window_marut=1)
     assert spec.variant("tree-n23-noloss").consensus == {"cc_alg": 0, "n23": 1, "n23_n3": 500}
     assert spec.variant("single-n23design-noloss").consensus == {"cc_alg": 0, "n23": 1}
@@ -134,6 +137,29 @@ def test_validate_expand_prints_a_plain_spec_that_loads_the_same(
     assert main(["validate", "--expand", "--force", str(path)]) == 0
     text = capsys.readouterr().out
     data = yaml.safe_load(text)
-    assert "matrix" not in data and len(data["variants"]) == 24
+    # The matrix's 24 and the 3 plain round-robin variants beside them.
+    assert "matrix" not in data and len(data["variants"]) == 27
     again = parse_spec(data, "expanded.yaml")
     assert again.variants == load_spec(path).variants
+
+
+def test_a_round_robin_variant_is_its_matrix_twin_with_the_scheduler_switched() -> None:
+    """congestion-small's ``-rr`` variants differ from the matrix's variant
+    of the same levels only by tor's circuit scheduler (tor-patches 0008)."""
+    spec = load_spec(ROOT / "configs" / "congestion-small.yaml")
+    twins = [v for v in spec.variants if v.factors.get("scheduler")]
+    assert [v.name for v in twins] == [
+        "tree-fixed-noloss-rr",
+        "tree-backtap-noloss-rr",
+        "tree-maruthop-noloss-rr",
+    ]
+    for variant in twins:
+        twin = spec.variant(variant.name.removesuffix("-rr"))
+        levels = {k: v for k, v in variant.factors.items() if k != "scheduler"}
+        assert levels == twin.factors
+        assert variant.torrc["all"] == (*twin.torrc["all"], "TestingCircuitMuxRoundRobin 1")
+        assert {r: ls for r, ls in variant.torrc.items() if r != "all"} == {
+            r: ls for r, ls in twin.torrc.items() if r != "all"
+        }
+        same = ("tor", "consensus", "clients", "topology", "consensus_from")
+        assert all(getattr(variant, f) == getattr(twin, f) for f in same)
