@@ -266,8 +266,17 @@ def test_slurm_jobs_run_the_runs(
     while time.monotonic() < deadline and processes_mentioning("distributed.cli.dask_worker"):
         time.sleep(0.5)
     assert not processes_mentioning("distributed.cli.dask_worker")
-    squeue = subprocess.run(["squeue", "-h"], capture_output=True, text=True, check=True)
-    assert squeue.stdout.strip() == ""
+    # A job whose worker has gone may still be completing (state CG) for a
+    # moment on a busy machine: the queue must empty, not be empty at once.
+    queue = "?"
+    while time.monotonic() < deadline + 30:
+        queue = subprocess.run(
+            ["squeue", "-h"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        if not queue:
+            break
+        time.sleep(0.5)
+    assert queue == ""
 
 
 def _experiment(results: Path, *args: str) -> subprocess.CompletedProcess[str]:
