@@ -243,20 +243,24 @@ def test_where_hypotheses_bind_together_the_largest_one_alone_is_too_few() -> No
     assert plan.expected_seeds > max(expected for _, expected in alone)
 
 
+# A plain hypothesis the interval tests plan for.
+A_TENTH_FASTER = Hypothesis(
+    name="h",
+    variant="new",
+    reference="old",
+    metric="ttlb",
+    expect="decrease",
+    smallest_change=0.10,
+    cls="perf",
+)
+
+
 def _spread(seeds: int) -> Spread:
     return Spread("h", seeds, math.log(0.7), 0.04, None, None, 0.04)
 
 
 def test_the_seeds_needed_interval_holds_the_point_and_widens_with_fewer_pilot_seeds() -> None:
-    h = Hypothesis(
-        name="h",
-        variant="new",
-        reference="old",
-        metric="ttlb",
-        expect="decrease",
-        smallest_change=0.10,
-        cls="perf",
-    )
+    h = A_TENTH_FASTER
     configured = Alternative("as configured")
     widths = []
     for seeds in (4, 12):
@@ -270,15 +274,7 @@ def test_the_seeds_needed_interval_holds_the_point_and_widens_with_fewer_pilot_s
 
 
 def test_no_spread_no_interval() -> None:
-    h = Hypothesis(
-        name="h",
-        variant="new",
-        reference="old",
-        metric="ttlb",
-        expect="decrease",
-        smallest_change=0.10,
-        cls="perf",
-    )
+    h = A_TENTH_FASTER
     assert seeds_needed_interval({}, (h,), Alternative("as configured")) is None
 
 
