@@ -18,6 +18,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from runner.execute.child_cpu import read_stat
+
 _PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)
 _registry: set[subprocess.Popen[Any]] = set()
@@ -60,14 +62,8 @@ def die_with_parent() -> None:
 def process_cpu_seconds(pid: int) -> float | None:
     """User plus system CPU seconds of a live process, from /proc/PID/stat;
     None once it is gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # The command name (field 2) may hold spaces: count fields after it.
-    fields = stat.rpartition(")")[2].split()
-    utime, stime = int(fields[11]), int(fields[12])
-    return (utime + stime) / os.sysconf("SC_CLK_TCK")
+    stat = read_stat(pid)
+    return None if stat is None else stat.user_s + stat.system_s
 
 
 def kill_all() -> None:
