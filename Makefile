@@ -52,7 +52,7 @@ help:
 	@echo "make bench                  time each phase of ci-small, one run at a time -> bench/results.md"
 	@echo "                            [BACKEND=local]: includes the network's bootstrap time"
 	@echo "                            then (Shadow) the runs-at-once table: make bench-scaling"
-	@echo "                            [JOBS=1,2,4] [SEEDS=n]"
+	@echo "                            [JOBS=1,2,4] [SEEDS=n] [THREADS=1] [VARIANTS=a,b]"
 	@echo "make bench-shadow-options EXP=<name>  one run's CPU under Shadow's defaults and the project's options"
 	@echo "make bench-report EXP=<name> time writing the report of an experiment's collected results"
 	@echo "make bench-profile EXP=<name> [NATIVE=<results root of local runs>] [LABEL=...]"
@@ -157,7 +157,8 @@ bench-profile:
 
 bench-scaling:
 	$(PY) -m runner bench scaling configs/$(EXP).yaml --out bench/results.md \
-		$(if $(JOBS),--jobs $(JOBS),) $(if $(SEEDS),--seeds $(SEEDS),)
+		$(if $(JOBS),--jobs $(JOBS),) $(if $(SEEDS),--seeds $(SEEDS),) \
+		$(if $(THREADS),--threads $(THREADS),) $(if $(VARIANTS),--variants $(VARIANTS),)
 
 clean:
 	rm -rf $(RESULTS)/ci-small

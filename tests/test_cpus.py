@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from runner.bench.scaling import SECTION, add_rows, job_counts
+from runner.bench.scaling import SECTION, add_rows, job_counts, only_variants
 from runner.cli import build_parser
 from runner.errors import RunError
 from runner.execute import cpus as cpus_module
 from runner.execute.cluster.options import SlurmOptions, parse_executor
 from runner.execute.cpus import OFF, OWN_CPUS, SHARED, CpuSlots, choose_placement
 from runner.execute.simulate import run_shadow
+from runner.experiments import load_spec
 
 
 def test_every_core_runs_a_run_as_far_as_the_runs_go() -> None:
@@ -127,3 +128,12 @@ def test_scaling_counts_and_table(tmp_path: Path) -> None:
     assert text.count(SECTION) == 1
     assert text.index("## Memory per process") < text.index("| row 1 |") < text.index("| row 2 |")
     assert text.startswith("# Benchmarks\n\n| a |")
+
+
+def test_scaling_times_a_run_alone_by_keeping_the_variants_named() -> None:
+    spec = load_spec(Path("configs/conflux-small.yaml"))
+    first = spec.variants[0].name
+    alone = only_variants(spec, [first])
+    assert [v.name for v in alone.variants] == [first]
+    with pytest.raises(ValueError, match="no variant nosuch"):
+        only_variants(spec, ["nosuch"])

@@ -23,6 +23,7 @@ from runner.execute.cpus import OFF, OWN_CPUS, PINNING_MODES, SHARED, usable_cpu
 from runner.layout import Layout
 from runner.manifest import read_run
 from runner.network.backends import SHADOW
+from runner.spec.model import Spec
 
 SECTION = "## Runs at once"
 INTRO = (
@@ -48,6 +49,16 @@ def job_counts(cores: int) -> list[int]:
     return counts
 
 
+def only_variants(spec: Spec, names: list[str]) -> Spec:
+    """``spec`` with only the variants named; ValueError naming any unknown."""
+    known = [v.name for v in spec.variants]
+    if unknown := [n for n in names if n not in known]:
+        raise ValueError(
+            f"{spec.name}: no variant {', '.join(unknown)} (its variants: {', '.join(known)})"
+        )
+    return replace(spec, variants=tuple(v for v in spec.variants if v.name in names))
+
+
 def add_rows(out: Path, rows: list[str]) -> None:
     """Append ``rows`` to the "Runs at once" table."""
     add_section_rows(out, rows, SECTION, INTRO, HEADER)
@@ -66,6 +77,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--seeds", type=int, help="seeds to run (default: the spec's; more for more runs)"
     )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help="Shadow threads a run (default: the cores shared out among the runs at once; "
+        "1 compares N runs at once on N cores with one run alone on one)",
+    )
+    parser.add_argument(
+        "--variants",
+        help="variants to run, comma-separated (default: all; one variant and one seed "
+        "time a run alone, the wall time N runs at once are held to)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
     spec = load_spec(Path(args.spec))
     if args.seeds:
         spec = replace(spec, seeds=tuple(range(1, args.seeds + 1)))
+    if args.variants:
+        spec = only_variants(spec, args.variants.split(","))
     cores = len(usable_cpus())
     counts = [int(j) for j in args.jobs.split(",")] if args.jobs else job_counts(cores)
     modes = args.pinning.split(",")
@@ -88,7 +112,14 @@ def run(args: argparse.Namespace) -> int:
                 layout = Layout(Path(tmp), spec.name)
                 started = time.monotonic()
                 outcomes = run_experiment(
-                    spec, layout, sys.argv, jobs=jobs, tools=tools, backend=SHADOW, pinning=mode
+                    spec,
+                    layout,
+                    sys.argv,
+                    jobs=jobs,
+                    threads=args.threads,
+                    tools=tools,
+                    backend=SHADOW,
+                    pinning=mode,
                 )
                 wall = time.monotonic() - started
                 if any(o.status != "complete" for o in outcomes):
