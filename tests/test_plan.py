@@ -69,3 +69,23 @@ def test_link_classes_come_in_their_shares_with_speeds_in_their_ranges() -> None
     base = plan_network(load_spec(CI_SMALL), 1)
     relays = lambda p: [(h.name, h.bandwidth_up, h.node_id) for h in p.hosts if h.is_relay]  # noqa: E731
     assert relays(plan_network(spec, 1)) == relays(base)
+
+
+def test_a_relay_given_its_own_bandwidth_has_it_in_every_seed_and_moves_no_other_host() -> None:
+    data = yaml.safe_load(CI_SMALL.read_text())
+    data["network"]["relays"]["middle"]["bandwidth_of"] = {"relay6middle": "7 Mbit"}
+    fixed = parse_spec(data, "fixed.yaml")
+    base = load_spec(CI_SMALL)
+    hosts = lambda p: [(h.name, h.bandwidth_up, h.node_id) for h in p.hosts]  # noqa: E731
+    drawn = set()
+    for seed in range(1, 6):
+        plan, before = plan_network(fixed, seed), plan_network(base, seed)
+        assert plan.host("relay6middle").bandwidth_up == 7_000_000
+        assert plan.host("relay6middle").bandwidth_down == 7_000_000
+        drawn.add(before.host("relay6middle").bandwidth_up)
+        # Every other host as the seed drew it without the key.
+        assert [h for h in hosts(plan) if h[0] != "relay6middle"] == [
+            h for h in hosts(before) if h[0] != "relay6middle"
+        ]
+    assert len(drawn) == 5  # without the key, a rate per seed
+
