@@ -89,3 +89,20 @@ def test_a_relay_given_its_own_bandwidth_has_it_in_every_seed_and_moves_no_other
         ]
     assert len(drawn) == 5  # without the key, a rate per seed
 
+
+def test_the_congestion_trees_middle_has_one_rate_in_every_seed() -> None:
+    """The relay the tree pins (MiddleNodes) is the one whose rate the
+    config fixes, so that a seed changes the network, not the congestion."""
+    for name in ("congestion-small", "congestion"):
+        spec = load_spec(CI_SMALL.parent / f"{name}.yaml")
+        tree = next(v for v in spec.variants if v.factors.get("scenario") == "tree")
+        pinned = {
+            line.split()[1] for line in tree.torrc["client"] if line.startswith("MiddleNodes ")
+        }
+        (middle,) = pinned
+        rates = {plan_network(spec, seed).host(middle).bandwidth_up for seed in (1, 2, 3)}
+        assert len(rates) == 1, name
+        (group,) = [g for g in spec.network.relays if g.role == "middle"]
+        assert middle in group.bandwidth_of
+        low, high = group.bandwidth
+        assert low < rates.pop() < high  # within the other middles' range
