@@ -2,6 +2,7 @@
 real run with tor-patches/0005), windows and scenarios of variants,
 downloads and rates per class, and the mechanism's totals and checks."""
 
+import math
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ from runner.experiments.congestion.mechanisms import (
     n23_failures,
     n23_runs,
     pctcp_failures,
+    rate_ratios,
     scenario_of,
     window_of,
 )
@@ -198,6 +200,47 @@ def test_downloads_and_rates_per_class_over_seeds() -> None:
     assert bulk.rate_mbit.mean == pytest.approx((6.0 + 2.0) / 2)
     assert bulk.rate_mbit.low is not None and bulk.rate_mbit.low < 4.0 < bulk.rate_mbit.high
     assert results["web"].seeds == 1 and results["web"].completed.low is None
+
+
+MODELS = {"web": "web", "bulk": "bulk", "allbulk": "bulk", "moreweb": "web"}
+
+
+def test_the_web_bulk_rate_ratio_is_a_ratio_per_seed_then_their_geometric_mean() -> None:
+    rows = [
+        _download("v", 1, "web", 1.0),  # 8 Mbit/s
+        _download("v", 1, "bulk", 2.0),  # 4 Mbit/s: 2 in seed 1
+        _download("v", 2, "web", 4.0),  # 2 Mbit/s
+        _download("v", 2, "bulk", 1.0),  # 8 Mbit/s: 0.25 in seed 2
+        _download("v", 3, "web", 1.0),
+        _download("v", 3, "bulk", None),  # no bulk download completed: seed left out
+        _download("bulkonly", 1, "allbulk", 1.0),
+        _download("twoweb", 1, "web", 1.0),
+        _download("twoweb", 1, "moreweb", 1.0),
+        _download("twoweb", 1, "bulk", 1.0),
+    ]
+    found = rate_ratios(rows, ["v", "bulkonly", "twoweb"], [1, 2, 3], MODELS)
+    ratios = {r.variant: r for r in found}
+    v = ratios["v"]
+    assert (v.web, v.bulk, v.seeds) == ("web", "bulk", 2)
+    # sqrt(2 x 0.25), not the arithmetic mean's 1.125.
+    assert v.ratio.mean == pytest.approx(math.sqrt(0.5))
+    assert v.ratio.low is not None and v.ratio.high is not None
+    assert 0 < v.ratio.low < v.ratio.mean < v.ratio.high
+    assert not v.ratio.signed and v.ratio.format(1, "", 2).startswith("0.71 [")
+    # Without exactly one web and one bulk class there is no ratio.
+    for name in ("bulkonly", "twoweb"):
+        none = ratios[name]
+        assert (none.web, none.bulk, none.seeds) == (None, None, 0)
+        assert math.isnan(none.ratio.mean) and none.ratio.format() == "n/a"
+
+
+def test_a_ratio_and_its_inverse_average_to_one_over_seeds() -> None:
+    from runner.analyses.stats import ratio_ci
+
+    even = ratio_ci([2.0, 0.5])
+    assert even.mean == pytest.approx(1.0) and even.n == 2
+    assert ratio_ci([3.0]).mean == pytest.approx(3.0) and ratio_ci([3.0]).low is None
+    assert math.isnan(ratio_ci([]).mean)
 
 
 def _hop_row(variant: str, seed: int, host: str, **counts: object) -> HopFeedbackRow:

@@ -148,6 +148,18 @@ def test_the_report_section_has_the_table_plots_and_passing_checks(
     assert "## Congestion control" in text and "### Hop feedback" in text
     assert "at work in every run that switches it on, absent elsewhere (108 runs)" in text
     assert sum(line.startswith("| tree |") for line in lines) == 18
+    # Each variant's web / bulk rate ratio: n/a where it runs no web class.
+    header = lines.index(
+        "| variant | mechanism | decides with | seeds | web / bulk rate (geometric mean) |"
+    )
+    table = lines[header + 2 : lines.index("", header)]
+    rows = {line.split(" | ")[0][2:]: line.split(" | ") for line in table}
+    assert len(rows) == len(spec.variants)
+    assert rows["allbulk-fixed"][-2:] == ["", "n/a |"]
+    assert rows["tree-fixed"][-2] == "2" and rows["tree-fixed"][-1].endswith("] |")
+    by_variant = {r.variant: r for r in result.rate_ratios}
+    assert (by_variant["tree-fixed"].web, by_variant["tree-fixed"].bulk) == ("treeweb", "treebulk")
+    assert (by_variant["more3-n23"].web, by_variant["more3-n23"].bulk) == ("moreweb", "morebulk")
     assert "N23 checks: credit returned and taken in every run" in text
     assert "Hop window checks: feedback taken and windows decided in every run" in text
     assert "### Connections per circuit (PCTCP)" in text and "PCTCP checks: a connection" in text

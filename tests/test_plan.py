@@ -69,3 +69,40 @@ def test_link_classes_come_in_their_shares_with_speeds_in_their_ranges() -> None
     base = plan_network(load_spec(CI_SMALL), 1)
     relays = lambda p: [(h.name, h.bandwidth_up, h.node_id) for h in p.hosts if h.is_relay]  # noqa: E731
     assert relays(plan_network(spec, 1)) == relays(base)
+
+
+def test_a_relay_given_its_own_bandwidth_has_it_in_every_seed_and_moves_no_other_host() -> None:
+    data = yaml.safe_load(CI_SMALL.read_text())
+    data["network"]["relays"]["middle"]["bandwidth_of"] = {"relay6middle": "7 Mbit"}
+    fixed = parse_spec(data, "fixed.yaml")
+    base = load_spec(CI_SMALL)
+    hosts = lambda p: [(h.name, h.bandwidth_up, h.node_id) for h in p.hosts]  # noqa: E731
+    drawn = set()
+    for seed in range(1, 6):
+        plan, before = plan_network(fixed, seed), plan_network(base, seed)
+        assert plan.host("relay6middle").bandwidth_up == 7_000_000
+        assert plan.host("relay6middle").bandwidth_down == 7_000_000
+        drawn.add(before.host("relay6middle").bandwidth_up)
+        # Every other host as the seed drew it without the key.
+        assert [h for h in hosts(plan) if h[0] != "relay6middle"] == [
+            h for h in hosts(before) if h[0] != "relay6middle"
+        ]
+    assert len(drawn) == 5  # without the key, a rate per seed
+
+
+def test_the_congestion_trees_middle_has_one_rate_in_every_seed() -> None:
+    """The relay the tree pins (MiddleNodes) is the one whose rate the
+    config fixes, so that a seed changes the network, not the congestion."""
+    for name in ("congestion-small", "congestion"):
+        spec = load_spec(CI_SMALL.parent / f"{name}.yaml")
+        tree = next(v for v in spec.variants if v.factors.get("scenario") == "tree")
+        pinned = {
+            line.split()[1] for line in tree.torrc["client"] if line.startswith("MiddleNodes ")
+        }
+        (middle,) = pinned
+        rates = {plan_network(spec, seed).host(middle).bandwidth_up for seed in (1, 2, 3)}
+        assert len(rates) == 1, name
+        (group,) = [g for g in spec.network.relays if g.role == "middle"]
+        assert middle in group.bandwidth_of
+        low, high = group.bandwidth
+        assert low < rates.pop() < high  # within the other middles' range

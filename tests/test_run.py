@@ -222,6 +222,29 @@ def test_every_configs_runs_have_an_identity() -> None:
         assert len(fingerprints) == len(spec.variants), path.name  # every variant its own
 
 
+def test_a_relay_groups_bandwidth_of_changes_the_identity_only_where_given() -> None:
+    """``bandwidth_of`` came after runs were made: a network that does not
+    give it keeps the fingerprint it had before the key existed."""
+    import dataclasses
+
+    import yaml
+
+    from runner.experiments import load_spec
+    from runner.network.identity import digest, spec_parts
+    from tests.conftest import CI_SMALL
+
+    spec = load_spec(CI_SMALL)
+    before = dataclasses.asdict(spec.network)
+    for group in before["relays"]:
+        assert group.pop("bandwidth_of") == {}
+    assert digest(spec.network) == digest(before)
+    data = yaml.safe_load(CI_SMALL.read_text())
+    data["network"]["relays"]["middle"]["bandwidth_of"] = {"relay5middle": "30 Mbit"}
+    fixed = parse_spec(data, "fixed.yaml")
+    ours, theirs = (spec_parts(s, s.variants[0], 1, SHADOW) for s in (spec, fixed))
+    assert [k for k in ours if ours[k] != theirs[k]] == ["network"]
+
+
 def test_a_runs_identity_names_its_backend_and_the_traffic_it_measures() -> None:
     from runner.experiments import load_spec
     from runner.network.backends import BACKENDS

@@ -190,6 +190,17 @@ def test_the_scaling_to_a_full_size_config_counts_its_relays_capacity() -> None:
     assert factors["exit"] > scaling(small, full).relays
 
 
+def test_a_relay_with_a_bandwidth_of_its_own_counts_it_in_its_roles_capacity() -> None:
+    from runner.experiments import load_spec
+
+    small = load_spec(CONFIGS / "congestion-small.yaml")
+    (middles,) = [g for g in small.network.relays if g.role == "middle"]
+    assert middles.bandwidth_of == {"relay8middle": 7_000_000}
+    low, high = middles.bandwidth
+    drawn = (high - low) / math.log(high / low)
+    assert role_capacity(small)["middle"] == pytest.approx(4 * drawn + 7_000_000)
+
+
 def test_a_larger_design_offers_each_client_groups_traffic_times_its_growth() -> None:
     small, full = _tortoise_small_and_full()
     counts = {

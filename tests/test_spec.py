@@ -88,6 +88,38 @@ def test_ci_small_is_valid() -> None:
             "under the variant's 'consensus' key",
         ),
         (lambda d: d["network"]["relays"].pop("exit"), "network.relays", "at least one exit"),
+        (
+            lambda d: d["network"]["relays"]["middle"].update(
+                bandwidth_of={"relay1exit": "7 Mbit"}
+            ),
+            "network.relays.middle.bandwidth_of.relay1exit",
+            "expected a relay of this group (relay5middle to relay6middle), got 'relay1exit'",
+        ),
+        (
+            lambda d: d["network"]["relays"]["middle"].update(
+                bandwidth_of={"relay6middle": "fast"}
+            ),
+            "network.relays.middle.bandwidth_of.relay6middle",
+            "expected a bandwidth",
+        ),
+        (
+            lambda d: d["network"]["relays"]["middle"].update(bandwidth_of=["relay6middle"]),
+            "network.relays.middle.bandwidth_of",
+            "expected a mapping of this group's relays to a bandwidth each, "
+            "e.g. {relay5middle: 7 Mbit}",
+        ),
+        (
+            lambda d: d["network"]["relays"]["middle"].update(bandwidth_of={}),
+            "network.relays.middle.bandwidth_of",
+            "expected a mapping of this group's relays",
+        ),
+        (
+            lambda d: d["network"]["relays"].update(
+                middle={"count": 2, "sample": "tor-2018", "bandwidth_of": {"relay5middle": 1}}
+            ),
+            "network.relays.middle.bandwidth_of",
+            "unknown key",
+        ),
         (lambda d: d.update(seeds=[1, 1]), "seeds", "distinct"),
         (
             lambda d: d.update(comparisons=[["conflux-on", "plain"]]),

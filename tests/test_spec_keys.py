@@ -40,7 +40,7 @@ def test_a_mapping_s_keys_come_from_its_fields_the_required_first() -> None:
 def test_each_form_of_a_mapping_leaves_out_the_other_s_fields() -> None:
     ranged = keys_of(model.RelayGroup, leave_out=model.SAMPLED_ONLY)
     sampled = keys_of(model.RelayGroup, leave_out=model.RANGE_ONLY)
-    assert ranged == (("count", "bandwidth"), ("regions",))
+    assert ranged == (("count", "bandwidth"), ("regions", "bandwidth_of"))
     assert sampled == (("count", "sample"), ("regions", "countries", "bandwidth_scale"))
     link = keys_of(model.LinkClass, leave_out=model.MEASURED_LINK_ONLY)
     assert link == (("share", "bandwidth"), ("bandwidth_up",))

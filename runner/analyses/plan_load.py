@@ -43,9 +43,9 @@ def busiest_by_role(loads: Sequence[RelayLoad]) -> dict[str, float]:
 
 def role_capacity(spec: Spec) -> dict[str, float]:
     """Per relay role, the expected capacity of ``spec``'s relays in bits/s
-    (a group's bandwidth is drawn log-uniformly from its range); roles with
-    a group drawn from a dataset are left out (their capacity is not in the
-    spec)."""
+    (a group's bandwidth is drawn log-uniformly from its range, but for the
+    relays it gives a bandwidth of their own); roles with a group drawn from
+    a dataset are left out (their capacity is not in the spec)."""
     capacity: dict[str, float] = {}
     drawn = set()
     for g in spec.network.relays:
@@ -54,7 +54,9 @@ def role_capacity(spec: Spec) -> dict[str, float]:
             continue
         low, high = g.bandwidth
         mean = low if high == low else (high - low) / math.log(high / low)
-        capacity[g.role] = capacity.get(g.role, 0.0) + g.count * mean
+        fixed = g.bandwidth_of.values()
+        total = (g.count - len(fixed)) * mean + sum(fixed)
+        capacity[g.role] = capacity.get(g.role, 0.0) + total
     return {role: c for role, c in capacity.items() if role not in drawn}
 
 

@@ -93,6 +93,16 @@ def ratio_change_ci(
     )
 
 
+def ratio_ci(ratios: Sequence[float], level: float = 0.95) -> Estimate:
+    """A ratio over seeds from per-seed ratios: their geometric mean with the
+    t interval of ``ratio_change_ci`` (over the log ratios, transformed
+    back), as a level, printed without a sign."""
+    change = ratio_change_ci(ratios, level)
+    low = None if change.low is None else change.low + 1.0
+    high = None if change.high is None else change.high + 1.0
+    return Estimate(change.mean + 1.0, low, high, change.n, signed=False)
+
+
 def level_ci(samples: Sequence[float], level: float = 0.95, ceiling: float = math.inf) -> Estimate:
     """A level that cannot be negative (a time, a rate, a count, a share up
     to ``ceiling``) over seeds.

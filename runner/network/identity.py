@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, fields, is_dataclass
+from dataclasses import fields, is_dataclass
 from typing import Any
 
 from runner.network.backends import Backend
-from runner.spec.model import Spec, Variant
+from runner.spec.model import RelayGroup, Spec, Variant
 
 TOOLS_PART = "tools"
 # Variant fields that name or describe a variant and change nothing in a run.
 _VARIANT_LABELS = ("name", "description", "factors")
+# Fields added after runs were made: left out of a fingerprint while empty,
+# so that the runs of specs that do not give them keep their identity.
+_LEFT_OUT_EMPTY: dict[type, tuple[str, ...]] = {RelayGroup: ("bandwidth_of",)}
 
 
 def _canonical(value: Any) -> Any:
@@ -28,7 +31,13 @@ def _canonical(value: Any) -> Any:
     mappings and sets: dataclasses as mappings, mapping keys of any type
     (a topology's latencies are keyed by pairs of regions) as JSON text."""
     if is_dataclass(value) and not isinstance(value, type):
-        value = asdict(value)
+        # Field by field, as asdict would, its nested dataclasses included.
+        left_out = _LEFT_OUT_EMPTY.get(type(value), ())
+        value = {
+            f.name: getattr(value, f.name)
+            for f in fields(value)
+            if not (f.name in left_out and not getattr(value, f.name))
+        }
     if isinstance(value, dict):
         return {_text(_canonical(k)): _canonical(v) for k, v in value.items()}
     if isinstance(value, set | frozenset):

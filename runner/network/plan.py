@@ -16,7 +16,7 @@ import networkx as nx
 from runner.datasets import country_speeds
 from runner.errors import DataError
 from runner.network.sampling import sample_relays, split_by_shares
-from runner.spec.model import ClientGroup, LinkClass, RelayGroup, Spec, Topology
+from runner.spec.model import ClientGroup, LinkClass, RelayGroup, Spec, Topology, relay_name
 from topologies import get_generator
 from topologies.gml import check_shadow_rules, nodes_in_region
 
@@ -239,7 +239,7 @@ def plan_network(
 def _relay(role: str, number: int, place: tuple[str, int], bandwidth: int) -> Host:
     region, node = place
     return Host(
-        name=f"relay{number}{role}",
+        name=relay_name(role, number),
         role=role,
         cls=role,
         ip=_address("relay", number),
@@ -253,11 +253,15 @@ def _relay(role: str, number: int, place: tuple[str, int], bandwidth: int) -> Ho
 def _ranged_relays(
     group: RelayGroup, placer: _Placer, rng: random.Random, numbered: int
 ) -> list[Host]:
-    """A group's relays, each with a bandwidth drawn log-uniformly in its range."""
-    return [
-        _relay(group.role, numbered + i, place, _log_uniform(rng, *group.bandwidth))
-        for i, place in enumerate(placer.place(group.regions, group.count), start=1)
-    ]
+    """A group's relays, each with a bandwidth drawn log-uniformly in its
+    range, or the one ``bandwidth_of`` gives it in every seed: drawn all the
+    same, so that fixing one relay's bandwidth moves no other host."""
+    hosts = []
+    for i, place in enumerate(placer.place(group.regions, group.count), start=1):
+        drawn = _log_uniform(rng, *group.bandwidth)
+        bandwidth = group.bandwidth_of.get(relay_name(group.role, numbered + i), drawn)
+        hosts.append(_relay(group.role, numbered + i, place, bandwidth))
+    return hosts
 
 
 def _sampled_relays(

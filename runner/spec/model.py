@@ -42,8 +42,8 @@ class Topology:
 
 @dataclass(frozen=True, kw_only=True)
 class RelayGroup:
-    """Relays of one role: ``{count, bandwidth, regions}``, or drawn from a
-    measured population, ``{count, sample, regions, countries,
+    """Relays of one role: ``{count, bandwidth, regions, bandwidth_of}``, or
+    drawn from a measured population, ``{count, sample, regions, countries,
     bandwidth_scale}`` (each form requires its own key)."""
 
     role: str  # one of RELAY_GROUPS
@@ -51,6 +51,9 @@ class RelayGroup:
     # Bits/s, sampled log-uniformly in [low, high].
     bandwidth: tuple[int, int] = yaml_key(required=True)
     regions: tuple[str, ...] = yaml_key()
+    # Relays of the group by name (relay8middle) whose bandwidth, in bits/s,
+    # is the same in every seed; the others are drawn in the range.
+    bandwidth_of: dict[str, int] = yaml_key(default_factory=dict)
     # Drawn from a measured population (runner.datasets) instead:
     # its name, which region each relay's country goes to ("*": every other
     # country), and a factor on the measured capacities.
@@ -59,9 +62,15 @@ class RelayGroup:
     bandwidth_scale: float = yaml_key(Param("float", default=1.0, minimum=0.001, maximum=1000.0))
 
 
+def relay_name(role: str, number: int) -> str:
+    """The name of a network's ``number``-th relay (from 1, over its groups
+    in the order of RELAY_GROUPS), of ``role``."""
+    return f"relay{number}{role}"
+
+
 # The fields of each form of a relay group that the other form leaves out.
 SAMPLED_ONLY = ("sample", "countries", "bandwidth_scale")
-RANGE_ONLY = ("bandwidth",)
+RANGE_ONLY = ("bandwidth", "bandwidth_of")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -27,6 +27,7 @@ from runner.spec.model import (
     RelayGroup,
     ServerGroup,
     Topology,
+    relay_name,
 )
 from topologies import GENERATORS
 
@@ -97,11 +98,12 @@ def _bandwidth_range(value: Any, where: Where) -> tuple[int, int]:
 def _relays(value: Any, where: Where, topology: Topology) -> tuple[RelayGroup, ...]:
     """The relay groups by role: enough relays, exits and guards for a circuit."""
     body = _mapping(value, where, (), RELAY_GROUPS)
-    relays = [
-        _relay_group(role, body[role], where.child(role), topology)
-        for role in RELAY_GROUPS
-        if role in body
-    ]
+    relays: list[RelayGroup] = []
+    for role in RELAY_GROUPS:
+        if role in body:
+            # Relays are numbered on over the groups (runner.network.plan).
+            first = sum(g.count for g in relays) + 1
+            relays.append(_relay_group(role, body[role], where.child(role), topology, first))
     exits = sum(g.count for g in relays if g.role in ("exit", "exitguard", ANY_ROLE))
     guards = sum(g.count for g in relays if g.role in ("guard", "exitguard", ANY_ROLE))
     if exits == 0:
@@ -113,19 +115,42 @@ def _relays(value: Any, where: Where, topology: Topology) -> tuple[RelayGroup, .
     return tuple(relays)
 
 
-def _relay_group(role: str, value: Any, where: Where, topology: Topology) -> RelayGroup:
-    """A relay group: a bandwidth range, or ``sample: <population>``."""
+def _relay_group(role: str, value: Any, where: Where, topology: Topology, first: int) -> RelayGroup:
+    """A relay group: a bandwidth range, or ``sample: <population>``; its
+    relays numbered from ``first``."""
     if isinstance(value, dict) and "sample" in value:
         return _sampled_relay_group(role, value, where, topology)
     if role == ANY_ROLE:
         raise where.error(f"a group of any role is sampled: give 'sample' ({_POPULATIONS})")
     group = mapping_of(RelayGroup, value, where, leave_out=SAMPLED_ONLY)
+    count = Param("int", minimum=0).convert(group["count"], where.child("count"))
+    names = [relay_name(role, first + i) for i in range(count)]
     return RelayGroup(
         role=role,
-        count=Param("int", minimum=0).convert(group["count"], where.child("count")),
+        count=count,
         bandwidth=_bandwidth_range(group["bandwidth"], where.child("bandwidth")),
         regions=_regions(group.get("regions"), where.child("regions"), topology),
+        bandwidth_of=_bandwidth_of(group.get("bandwidth_of"), where.child("bandwidth_of"), names),
     )
+
+
+def _bandwidth_of(value: Any, where: Where, names: list[str]) -> dict[str, int]:
+    """Relays of a group, by name, to the bandwidth each has in every seed."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not value:
+        raise where.error(
+            "expected a mapping of this group's relays to a bandwidth each, "
+            f"e.g. {{{names[0] if names else 'relay1middle'}: 7 Mbit}}"
+        )
+    result = {}
+    for name, bandwidth in value.items():
+        w = where.child(str(name))
+        if name not in names:
+            relays = f"{names[0]} to {names[-1]}" if names else "it has none"
+            raise w.error(f"expected a relay of this group ({relays}), got {name!r}")
+        result[str(name)] = _BANDWIDTH.convert(bandwidth, w)
+    return result
 
 
 def _sampled_relay_group(

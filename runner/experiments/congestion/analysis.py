@@ -1,7 +1,8 @@
 """The congestion experiment's result: downloads and rates per class and
-variant, and each patched mechanism's counters per run with its on/off
-check (hop feedback, N23, hop windows, PCTCP's connections per circuit);
-a mechanism no variant switches on has no part."""
+variant, each variant's web / bulk rate ratio, and each patched
+mechanism's counters per run with its on/off check (hop feedback, N23, hop
+windows, PCTCP's connections per circuit); a mechanism no variant switches
+on has no part."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from runner.experiments.congestion.mechanisms import (
     HopWindowRun,
     MechanismTotals,
     N23Run,
+    RateRatio,
     class_results,
     connection_sharing,
     hop_window_failures,
@@ -29,6 +31,7 @@ from runner.experiments.congestion.mechanisms import (
     n23_failures,
     n23_runs,
     pctcp_failures,
+    rate_ratios,
 )
 from runner.experiments.congestion.tables import HOP_FEEDBACK, HOP_WINDOW, N23
 from runner.experiments.mctor.tables import PLACEMENTS
@@ -48,6 +51,7 @@ class Part(Generic[T]):
 class CongestionResult:
     asked: bool  # a variant sets cc_hop_feedback, n23 or hop_window
     classes: list[ClassResult] = field(default_factory=list)
+    rate_ratios: list[RateRatio] = field(default_factory=list)
     complete_runs: int = 0
     hop_feedback: Part[MechanismTotals] | None = None
     n23: Part[N23Run] | None = None
@@ -81,12 +85,14 @@ def congestion_result(inp: Inputs) -> CongestionResult:
     if any(is_pctcp(v) for v in variants):
         sharing = connection_sharing(PLACEMENTS.read_from(layout))
         pctcp = Part(sharing, pctcp_failures(sharing, variants, complete))
+    models = {g.name: spec.workloads[g.workload].model for g in spec.network.clients}
     return CongestionResult(
         True,
-        class_results(inp.transfers, inp.variants, list(spec.seeds)),
-        len(complete),
-        hop_feedback,
-        n23,
-        hop_window,
-        pctcp,
+        classes=class_results(inp.transfers, inp.variants, list(spec.seeds)),
+        rate_ratios=rate_ratios(inp.transfers, inp.variants, list(spec.seeds), models),
+        complete_runs=len(complete),
+        hop_feedback=hop_feedback,
+        n23=n23,
+        hop_window=hop_window,
+        pctcp=pctcp,
     )

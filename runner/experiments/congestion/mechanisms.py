@@ -6,13 +6,14 @@ circuit."""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any, TypeVar
 
 from runner.analyses.on_off import on_off_failures
-from runner.analyses.stats import Estimate, level_ci
+from runner.analyses.stats import Estimate, level_ci, ratio_ci
 from runner.checks import Failure
 from runner.experiments.congestion.hop_feedback_log import HopFeedbackTotals, summed
 from runner.experiments.congestion.hop_window_log import HopWindowTotals
@@ -131,16 +132,32 @@ class ClassResult:
     seeds: int
 
 
+def _per_run(transfers: list[TransferRow]) -> dict[tuple[str, str, int], list[TransferRow]]:
+    """Measured transfers by (variant, class, seed)."""
+    per_run: dict[tuple[str, str, int], list[TransferRow]] = defaultdict(list)
+    for row in transfers:
+        if row.measured:
+            per_run[(row.variant, row.cls, row.seed)].append(row)
+    return per_run
+
+
+def _completed_rates(rows: list[TransferRow]) -> list[float]:
+    return [r.goodput_mbit for r in rows if r.goodput_mbit is not None]
+
+
+def _mean_rate(rows: list[TransferRow]) -> float:
+    """A run's mean over its completed downloads of size / TTLB (NaN if none)."""
+    ok = _completed_rates(rows)
+    return sum(ok) / len(ok) if ok else float("nan")
+
+
 def class_results(
     transfers: list[TransferRow], variants: list[str], seeds: list[int]
 ) -> list[ClassResult]:
     """Per variant and measured class: completed downloads and mean download
     rate per run, as the mean over seeds with a 95% t CI. A seed whose run
     has no transfers of the class is left out."""
-    per_run: dict[tuple[str, str, int], list[TransferRow]] = defaultdict(list)
-    for row in transfers:
-        if row.measured:
-            per_run[(row.variant, row.cls, row.seed)].append(row)
+    per_run = _per_run(transfers)
     results = []
     for variant in variants:
         classes = sorted({cls for (v, cls, _) in per_run if v == variant})
@@ -151,13 +168,62 @@ def class_results(
                 if not rows:
                     continue
                 used += 1
-                ok = [r.goodput_mbit for r in rows if r.goodput_mbit is not None]
-                counts.append(float(len(ok)))
-                rates.append(sum(ok) / len(ok) if ok else float("nan"))
+                counts.append(float(len(_completed_rates(rows))))
+                rates.append(_mean_rate(rows))
                 failed += sum(not r.success for r in rows)
             results.append(
                 ClassResult(variant, cls, level_ci(counts), level_ci(rates), failed, used)
             )
+    return results
+
+
+@dataclass(frozen=True)
+class RateRatio:
+    """Under one variant, its web class's mean download rate over its bulk
+    class's (as ClassResult's rates), per seed, and over the seeds."""
+
+    variant: str
+    web: str | None  # the variant's one web class; None if it has none or several
+    bulk: str | None  # likewise its bulk class
+    # The geometric mean of the per-seed ratios with a 95% t interval over
+    # their logs; NaN where the variant has no such pair.
+    ratio: Estimate
+    seeds: int  # the seeds where both classes completed a download
+
+
+def rate_ratios(
+    transfers: list[TransferRow],
+    variants: list[str],
+    seeds: list[int],
+    models: dict[str, str],
+) -> list[RateRatio]:
+    """Per variant, the web / bulk mean-rate ratio (B8's measure of how
+    evenly capacity is shared): the ratio of the two classes' mean rates
+    in each seed, then their geometric mean over the seeds where both
+    completed a download. ``models``: each client class's workload model;
+    a variant's measured classes of model web and bulk are the pair, and a
+    variant without exactly one of each has no ratio. The geometric mean,
+    because a ratio and its inverse are the same imbalance: 2 on one seed
+    and 0.5 on another average to 1, not 1.25."""
+    per_run = _per_run(transfers)
+    results = []
+    for variant in variants:
+        mine = sorted({cls for (v, cls, _) in per_run if v == variant})
+        web = [c for c in mine if models.get(c) == "web"]
+        bulk = [c for c in mine if models.get(c) == "bulk"]
+        if len(web) != 1 or len(bulk) != 1:
+            results.append(
+                RateRatio(variant, None, None, Estimate(math.nan, None, None, 0, False), 0)
+            )
+            continue
+        ratios = []
+        for seed in seeds:
+            top = _mean_rate(per_run.get((variant, web[0], seed), []))
+            bottom = _mean_rate(per_run.get((variant, bulk[0], seed), []))
+            if top > 0 and bottom > 0:  # both completed a download (NaN compares false)
+                ratios.append(top / bottom)
+        estimate = ratio_ci(ratios)
+        results.append(RateRatio(variant, web[0], bulk[0], estimate, estimate.n))
     return results
 
 

@@ -1,8 +1,8 @@
-"""The report's congestion-control sections (runner.experiments.congestion.analysis): downloads
-and download rates per class and mechanism, ECDFs of time to first and last
-byte, the estimate each variant decides with, hop feedback's totals, N23's
-credit, hop windows' reports and decisions, and PCTCP's connections per
-circuit."""
+"""The report's congestion-control sections (runner.experiments.congestion.analysis):
+downloads and download rates per class and mechanism, each variant's web /
+bulk rate ratio, ECDFs of time to first and last byte, the estimate each
+variant decides with, hop feedback's totals, N23's credit, hop windows'
+reports and decisions, and PCTCP's connections per circuit."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from runner.experiments.congestion.mechanisms import (
     HopWindowRun,
     MechanismTotals,
     N23Run,
+    RateRatio,
     estimate_of,
     mechanism_of,
     scenario_of,
@@ -63,10 +64,7 @@ def congestion_sections(result: CongestionResult, inp: Inputs, out: Path) -> Sec
         "the mean over seeds with a 95% t CI cut at zero; failed downloads over all runs.",
         "",
     ]
-    lines += table(
-        ["variant", "mechanism", "decides with"],
-        [[v.name, mechanism_of(v), estimate_of(v)] for v in spec.variants],
-    )
+    lines += _variants_table(result, spec)
     lines.append("")
     results = result.classes
     lines += table(
@@ -118,6 +116,34 @@ def congestion_sections(result: CongestionResult, inp: Inputs, out: Path) -> Sec
     if result.pctcp is not None:
         lines += _pctcp_section(result.pctcp, spec)
     return Section(lines=lines, plots=plots)
+
+
+def _variants_table(result: CongestionResult, spec: Spec) -> list[str]:
+    """Each variant's mechanism, the estimate it decides with and its web /
+    bulk rate ratio."""
+    lines = [
+        "Per variant, *web / bulk rate*: in each seed, the web class's mean download rate "
+        "(as in the class table) over the bulk class's, then the geometric mean of these "
+        "ratios over the seeds where both classes completed a download (*seeds*), with a "
+        "95% t CI over their logs; above 1, a web download gets more than a bulk one. "
+        "n/a where the variant runs no web or no bulk class.",
+        "",
+    ]
+    ratios = {r.variant: r for r in result.rate_ratios}
+    return lines + table(
+        ["variant", "mechanism", "decides with", "seeds", "web / bulk rate (geometric mean)"],
+        [
+            [v.name, mechanism_of(v), estimate_of(v), *_ratio_cells(ratios.get(v.name))]
+            for v in spec.variants
+        ],
+    )
+
+
+def _ratio_cells(ratio: RateRatio | None) -> list[str]:
+    """A variant's seeds and web / bulk rate ratio; n/a without the pair."""
+    if ratio is None or ratio.web is None or ratio.bulk is None:
+        return ["", "n/a"]
+    return [str(ratio.seeds), ratio.ratio.format(1, "", 2)]
 
 
 def _verdict(name: str, failures: list[Failure], passed: str) -> list[str]:
