@@ -15,7 +15,7 @@ from tests.conftest import CI_SMALL, ROOT
 
 
 @pytest.mark.parametrize(
-    ("name", "scenarios", "count"), [("congestion-small", 2, 24), ("congestion", 7, 123)]
+    ("name", "scenarios", "count"), [("congestion-small", 3, 27), ("congestion", 7, 123)]
 )
 def test_the_congestion_matrices_cross_scenario_mechanism_and_loss(
     name: str, scenarios: int, count: int
@@ -38,6 +38,9 @@ def test_the_congestion_matrices_cross_scenario_mechanism_and_loss(
     assert {s for s, _, _ in design} == {"tree", "single"}
     assert {loss for _, _, loss in design} == {"noloss"}
     assert {loss for s, _, loss in by_levels if s == "single"} == {"noloss"}
+    # congestion-small's 4-hop scenario holds the paper's three, without loss.
+    hop4 = {(m, loss) for s, m, loss in by_levels if s == "hop4"}
+    assert hop4 in (set(), {(m, "noloss") for m in ("fixed", "backtap", "maruthop")})
     # Tor's thresholds and N3 on the forms that run everywhere, the design's
     # beside them.
     hop = {"cc_alg": 0, "hop_window": 1}
@@ -137,8 +140,8 @@ def test_validate_expand_prints_a_plain_spec_that_loads_the_same(
     assert main(["validate", "--expand", "--force", str(path)]) == 0
     text = capsys.readouterr().out
     data = yaml.safe_load(text)
-    # The matrix's 24 and the 3 plain round-robin variants beside them.
-    assert "matrix" not in data and len(data["variants"]) == 27
+    # The matrix's 27 and the 6 plain round-robin variants beside them.
+    assert "matrix" not in data and len(data["variants"]) == 33
     again = parse_spec(data, "expanded.yaml")
     assert again.variants == load_spec(path).variants
 
@@ -152,6 +155,9 @@ def test_a_round_robin_variant_is_its_matrix_twin_with_the_scheduler_switched() 
         "tree-fixed-noloss-rr",
         "tree-backtap-noloss-rr",
         "tree-maruthop-noloss-rr",
+        "hop4-fixed-noloss-rr",
+        "hop4-backtap-noloss-rr",
+        "hop4-maruthop-noloss-rr",
     ]
     for variant in twins:
         twin = spec.variant(variant.name.removesuffix("-rr"))
