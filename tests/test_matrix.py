@@ -15,7 +15,7 @@ from tests.conftest import CI_SMALL, ROOT
 
 
 @pytest.mark.parametrize(
-    ("name", "scenarios", "count"), [("congestion-small", 3, 27), ("congestion", 7, 123)]
+    ("name", "scenarios", "count"), [("congestion-small", 3, 29), ("congestion", 7, 123)]
 )
 def test_the_congestion_matrices_cross_scenario_mechanism_and_loss(
     name: str, scenarios: int, count: int
@@ -41,6 +41,13 @@ def test_the_congestion_matrices_cross_scenario_mechanism_and_loss(
     # congestion-small's 4-hop scenario holds the paper's three, without loss.
     hop4 = {(m, loss) for s, m, loss in by_levels if s == "hop4"}
     assert hop4 in (set(), {(m, "noloss") for m in ("fixed", "backtap", "maruthop")})
+    # nstor's windows run in the tree without loss only.
+    nstor = [key for key in by_levels if key[1].endswith("nstor")]
+    if name == "congestion-small":
+        assert sorted(nstor) == [
+            ("tree", "backtapnstor", "noloss"),
+            ("tree", "maruthopnstor", "noloss"),
+        ]
     # Tor's thresholds and N3 on the forms that run everywhere, the design's
     # beside them.
     hop = {"cc_alg": 0, "hop_window": 1}
@@ -52,6 +59,27 @@ def test_the_congestion_matrices_cross_scenario_mechanism_and_loss(
     assert spec.variant("tree-maruthopdesign-noloss").consensus == dict(hop, hop_window_marut=1)
     assert spec.variant("tree-n23-noloss").consensus == {"cc_alg": 0, "n23": 1, "n23_n3": 500}
     assert spec.variant("single-n23design-noloss").consensus == {"cc_alg": 0, "n23": 1}
+    if name == "congestion-small":
+        # nstor's level: its thresholds, a 2-cell start without slow start,
+        # its floor of 1, the base RTT never aged, and the cap at the
+        # congested middle's bandwidth-delay product (7 Mbit/s x 90 ms in
+        # 514-byte cells).
+        shape = dict(
+            hop,
+            hop_window_alpha=3,
+            hop_window_beta=6,
+            hop_window_cwnd_init=2,
+            hop_window_cwnd_min=1,
+            hop_window_cwnd_max=int(7e6 / 8 * 0.090 / 514),
+            hop_window_slow_start=0,
+            hop_window_base_age=0,
+        )
+        assert spec.variant("tree-backtapnstor-noloss").consensus == shape
+        assert spec.variant("tree-maruthopnstor-noloss").consensus == dict(
+            shape, hop_window_marut=1
+        )
+        assert ("tree-backtapnstor-noloss", "tree-backtap-noloss") in spec.comparisons
+        assert ("tree-maruthopnstor-noloss", "tree-maruthop-noloss") in spec.comparisons
     # Comparisons stay within a scenario and a loss level.
     for variant, reference in spec.comparisons:
         a, b = spec.variant(variant).factors, spec.variant(reference).factors
@@ -140,8 +168,8 @@ def test_validate_expand_prints_a_plain_spec_that_loads_the_same(
     assert main(["validate", "--expand", "--force", str(path)]) == 0
     text = capsys.readouterr().out
     data = yaml.safe_load(text)
-    # The matrix's 27 and the 6 plain round-robin variants beside them.
-    assert "matrix" not in data and len(data["variants"]) == 33
+    # The matrix's 29 and the 6 plain round-robin variants beside them.
+    assert "matrix" not in data and len(data["variants"]) == 35
     again = parse_spec(data, "expanded.yaml")
     assert again.variants == load_spec(path).variants
 
