@@ -18,12 +18,23 @@ from runner.datasets import FOLDER, DataFile, data_dir
 from runner.experiments import load_spec
 from runner.layout import Layout
 from runner.manifest import RunRecord, read_run, write_run
+from runner.spec.hypotheses import Hypothesis
 from runner.spec.matrix import expand_spec
 from runner.spec.model import Spec
 from runner.tools.prereqs import find
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+# A plain hypothesis the planning tests plan for: new at least 10% faster than old.
+A_TENTH_FASTER = Hypothesis(
+    name="h",
+    variant="new",
+    reference="old",
+    metric="ttlb",
+    expect="decrease",
+    smallest_change=0.10,
+    cls="perf",
+)
 CI_SMALL = ROOT / "configs" / "ci-small.yaml"
 
 

@@ -44,7 +44,7 @@ from runner.report.seed_plan import render
 from runner.spec.claims import Claim
 from runner.spec.hypotheses import Hypothesis
 from runner.tables.schema import CLIENTS, RELAY_LOAD, TRANSFERS
-from tests.conftest import fixture_results
+from tests.conftest import A_TENTH_FASTER, fixture_results
 
 DESIGN = SequentialDesign.from_rounds(5, 11, 2)  # conflux-small's seeds {min: 5, max: 11}
 
@@ -210,16 +210,7 @@ def _binding_spreads() -> tuple[dict[str, Spread], tuple[Hypothesis, ...]]:
     rng = np.random.default_rng(3)
     hypotheses, spreads = [], {}
     for i in range(4):
-        h = Hypothesis(
-            name=f"h{i}",
-            variant="new",
-            reference="old",
-            metric="ttlb",
-            expect="decrease",
-            smallest_change=0.10,
-            cls="perf",
-            extension="x",
-        )
+        h = replace(A_TENTH_FASTER, name=f"h{i}", extension="x")
         logs = rng.normal(math.log(0.72), 0.25, 5)
         per_seed = tuple((seed, float(v)) for seed, v in enumerate(logs, start=1))
         spreads[h.name] = Spread(h.name, 5, math.log(0.72), 0.0625, None, None, 0.0625, per_seed)
@@ -241,18 +232,6 @@ def test_where_hypotheses_bind_together_the_largest_one_alone_is_too_few() -> No
     assert plan.simulated and plan.all_decided >= 0.8
     assert plan.rule_max > worst
     assert plan.expected_seeds > max(expected for _, expected in alone)
-
-
-# A plain hypothesis the interval tests plan for.
-A_TENTH_FASTER = Hypothesis(
-    name="h",
-    variant="new",
-    reference="old",
-    metric="ttlb",
-    expect="decrease",
-    smallest_change=0.10,
-    cls="perf",
-)
 
 
 def _spread(seeds: int) -> Spread:

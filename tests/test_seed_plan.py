@@ -27,20 +27,12 @@ from runner.analyses.seed_plan import (
     scaling,
     spread,
 )
-from runner.spec.hypotheses import Hypothesis
 from runner.spec.model import Spec
 from runner.tables.schema import RelayLoad, TransferRow
+from tests.conftest import A_TENTH_FASTER
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
-H = Hypothesis(
-    name="h",
-    variant="new",
-    reference="old",
-    metric="ttlb",
-    expect="decrease",
-    smallest_change=0.10,
-    cls="perf",
-)
+H = A_TENTH_FASTER
 
 
 def _rows(
