@@ -1,8 +1,9 @@
 """The congestion experiment's result: downloads and rates per class and
 variant, each variant's web / bulk rate ratio, and each patched
 mechanism's counters per run with its on/off check (hop feedback, N23, hop
-windows, PCTCP's connections per circuit); a mechanism no variant switches
-on has no part."""
+windows, PCTCP's connections per circuit), and where tors logged each
+circuit's hop windows, web's and bulk's hop by hop; a mechanism no
+variant switches on has no part."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ from runner.experiments.congestion.mechanisms import (
     pctcp_failures,
     rate_ratios,
 )
-from runner.experiments.congestion.tables import HOP_FEEDBACK, HOP_WINDOW, N23
+from runner.experiments.congestion.tables import CIRCUIT_WINDOWS, HOP_FEEDBACK, HOP_WINDOW, N23
+from runner.experiments.congestion.window_classes import PositionWindows, position_windows
 from runner.experiments.mctor.tables import PLACEMENTS
 
 T = TypeVar("T")
@@ -57,6 +59,8 @@ class CongestionResult:
     n23: Part[N23Run] | None = None
     hop_window: Part[HopWindowRun] | None = None
     pctcp: Part[ConnectionSharing] | None = None
+    # Web and bulk circuits' hop windows per position (hop_window_circuit_log).
+    circuit_windows: list[PositionWindows] = field(default_factory=list)
 
     @property
     def failures(self) -> list[Failure]:
@@ -86,6 +90,9 @@ def congestion_result(inp: Inputs) -> CongestionResult:
         sharing = connection_sharing(PLACEMENTS.read_from(layout))
         pctcp = Part(sharing, pctcp_failures(sharing, variants, complete))
     models = {g.name: spec.workloads[g.workload].model for g in spec.network.clients}
+    circuit_windows = []
+    if hop_window is not None:
+        circuit_windows = position_windows(CIRCUIT_WINDOWS.read_from(layout), inp.variants, models)
     return CongestionResult(
         True,
         classes=class_results(inp.transfers, inp.variants, list(spec.seeds)),
@@ -95,4 +102,5 @@ def congestion_result(inp: Inputs) -> CongestionResult:
         n23=n23,
         hop_window=hop_window,
         pctcp=pctcp,
+        circuit_windows=circuit_windows,
     )

@@ -2,7 +2,8 @@
 downloads and download rates per class and mechanism, each variant's web /
 bulk rate ratio, ECDFs of time to first and last byte, the estimate each
 variant decides with, hop feedback's totals, N23's credit, hop windows'
-reports and decisions, and PCTCP's connections per circuit."""
+reports and decisions, web and bulk circuits' hop windows, and PCTCP's
+connections per circuit."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Protocol, TypeVar
 from runner.analyses.inputs import Inputs
 from runner.checks import Failure
 from runner.experiments.congestion.analysis import CongestionResult, Part
+from runner.experiments.congestion.circuit_window_report import circuit_window_section
 from runner.experiments.congestion.mechanisms import (
     ConnectionSharing,
     HopWindowRun,
@@ -113,6 +115,7 @@ def congestion_sections(result: CongestionResult, inp: Inputs, out: Path) -> Sec
         lines += _n23_section(result.n23, spec)
     if result.hop_window is not None:
         lines += _hop_window_section(result.hop_window, spec)
+        lines += circuit_window_section(result.circuit_windows, spec)
     if result.pctcp is not None:
         lines += _pctcp_section(result.pctcp, spec)
     return Section(lines=lines, plots=plots)

@@ -1,7 +1,9 @@
 """The congestion experiment's tables: ``hop_feedback``, ``n23`` and
 ``hop_window``, the totals each tor logged last of hop feedback
 (tor-patches/0005), N23 credit (0006) and hop windows (0007); none where
-the mechanism was off. Per-position counts are lists."""
+the mechanism was off. Per-position counts are lists. And
+``hop_window_circuits``: each circuit's hop window at each hop, with the
+client it serves (0009; none unless hop_window_circuit_log is on)."""
 
 from __future__ import annotations
 
@@ -9,9 +11,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
+from runner.experiments.congestion import circuit_window_log as parse_circuit_window
 from runner.experiments.congestion import hop_feedback_log as parse_hop_feedback
 from runner.experiments.congestion import hop_window_log as parse_hop_window
 from runner.experiments.congestion import n23_log as parse_n23
+from runner.experiments.congestion.circuit_windows import CircuitWindowRow, circuit_window_rows
 from runner.experiments.congestion.hop_feedback_log import HopFeedbackTotals
 from runner.experiments.congestion.hop_window_log import HopWindowTotals
 from runner.experiments.congestion.n23_log import N23Totals
@@ -83,4 +87,10 @@ HOP_WINDOW = Table(
     HopWindowRow,
     lambda logs: _totals_rows(logs, parse_hop_window.last_totals, HopWindowRow),
     (parse_hop_window.MARKER,),
+)
+CIRCUIT_WINDOWS = Table(
+    "hop_window_circuits",
+    CircuitWindowRow,
+    circuit_window_rows,
+    (parse_circuit_window.MARKER,),
 )

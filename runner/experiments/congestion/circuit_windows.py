@@ -1,0 +1,121 @@
+"""Each circuit's hop windows, hop by hop, with the client it serves
+(tor-patches/0009): the last line each tor logged for each circuit and
+direction, followed from the client along the circuit.
+
+A circuit id names a circuit on its channel at both ends, so the hop at
+address A whose line reads ``next B id X`` is followed by the line at the
+tor with address B that reads ``prev A id X``. Each host of a run has its
+own address (the manifest's ``ip``), so the first hop's ``prev`` names
+the client: that gives each hop its position from the client (1 the
+first hop, 0 the client's own window) and the circuit's class. A line
+that no chain from a client reaches keeps position -1 and no class."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass
+
+from runner.experiments.congestion import circuit_window_log as parse
+from runner.experiments.congestion.circuit_window_log import CircuitWindow
+from runner.logs.run_logs import RunLogs
+from runner.manifest import HostInfo
+from runner.tables.table import column
+
+UNLINKED = -1  # the position of a line no chain from a client reaches
+
+
+@dataclass(frozen=True, kw_only=True)
+class _PlaceOnCircuit:
+    """The columns that place a line: its run, its tor, and where that tor
+    sits on the circuit (they come first: a base class's fields precede
+    the others)."""
+
+    variant: str
+    seed: int
+    host: str  # the tor that logged it
+    role: str
+    position: int  # hops from the client (0: the client), or UNLINKED
+    client: str  # the client the circuit serves ("" if unlinked)
+    cls: str = column("class")  # the client's class ("" if unlinked)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CircuitWindowRow(CircuitWindow, _PlaceOnCircuit):
+    """One circuit's hop window in one direction at one tor of a run, with
+    its place on the circuit."""
+
+    @property
+    def mean_window(self) -> float | None:
+        """The window at its decisions, on average (cells)."""
+        return self.window_sum / self.decisions if self.decisions else None
+
+    @property
+    def mean_inflight(self) -> float | None:
+        """The cells in flight to the next hop as each cell was sent."""
+        return self.inflight_sum / self.cells_sent if self.cells_sent else None
+
+
+def _logged(logs: RunLogs) -> Iterator[tuple[str, str, CircuitWindow]]:
+    """(host, role, line) for every circuit's last line at every tor."""
+    for host, info in sorted(logs.run.hosts.items()):
+        if info["role"] == "server":
+            continue
+        for log in logs.of(host, "tor"):
+            lines = logs.lines(log, logs.record_markers.get("tor", ()))
+            for window in parse.last_per_circuit(lines, logs.on_error(log)):
+                yield host, info["role"], window
+
+
+def place_on_circuits(
+    logged: list[tuple[str, CircuitWindow]], hosts: Mapping[str, HostInfo]
+) -> list[tuple[int, str]]:
+    """For each (host, line), its position from the client and the client,
+    following each circuit from the client (its own line, ``prev origin``,
+    or its first hop's, whose ``prev`` is a client's address) along the
+    ``next`` addresses and ids; (UNLINKED, "") where no chain reaches."""
+    by_address = {info["ip"]: host for host, info in hosts.items() if info.get("ip")}
+    clients = {host for host, info in hosts.items() if info["role"] == "client"}
+    # A hop's lines by (its host, its previous hop's address, the circuit id
+    # on that channel): how the hop before finds it.
+    entered: dict[tuple[str, str, int], list[int]] = {}
+    for i, (host, window) in enumerate(logged):
+        entered.setdefault((host, window.prev, window.prev_id), []).append(i)
+    placed = [(UNLINKED, "")] * len(logged)
+
+    def follow(indexes: list[int], position: int, client: str) -> None:
+        while indexes:
+            nxt: list[int] = []
+            for i in indexes:
+                if placed[i][0] != UNLINKED:
+                    continue
+                placed[i] = (position, client)
+                host, window = logged[i]
+                after = by_address.get(window.next)
+                here = hosts[host].get("ip", "")
+                if after is not None and here:
+                    nxt += entered.get((after, here, window.next_id), [])
+            indexes, position = nxt, position + 1
+
+    for i, (host, window) in enumerate(logged):
+        if window.prev == parse.ORIGIN and host in clients:
+            follow([i], 0, host)
+        elif by_address.get(window.prev) in clients:
+            follow([i], 1, by_address[window.prev])
+    return placed
+
+
+def circuit_window_rows(logs: RunLogs) -> Iterator[CircuitWindowRow]:
+    logged = list(_logged(logs))
+    hosts = logs.run.hosts
+    places = place_on_circuits([(host, window) for host, _, window in logged], hosts)
+    for (host, role, window), (position, client) in zip(logged, places, strict=True):
+        yield CircuitWindowRow(
+            **asdict(window),
+            variant=logs.run.variant,
+            seed=logs.run.seed,
+            host=host,
+            role=role,
+            position=position,
+            client=client,
+            cls=hosts[client].get("class", "") if client else "",
+        )

@@ -1,0 +1,125 @@
+"""Web and bulk circuits' hop windows, hop by hop (tor-patches/0009): at
+each position from the client, how large a window a download's cells got
+and how many of them were in flight to the next hop, per class, and web's
+over bulk's. This is what the per-tor totals cannot show: whether, at the
+congested middle, hop windows leave a web page's circuit a smaller share
+than a bulk download's."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from runner.analyses.stats import Estimate, level_ci, ratio_ci
+from runner.experiments.congestion.circuit_windows import UNLINKED, CircuitWindowRow
+
+DOWNLOADS = "in"  # the direction a download's cells travel: towards the client
+
+
+@dataclass(frozen=True)
+class PositionWindows:
+    """Under one variant, at one position from the client (1: the first
+    hop), the download direction's hop windows of the web and the bulk
+    circuits. Per seed, each class's mean over its circuits of a
+    circuit's mean (the window at its decisions; the cells in flight to
+    the next hop as each cell was sent), then over the seeds: a level with
+    a 95% t interval, and web's over bulk's as a geometric mean of the
+    seeds' ratios."""
+
+    variant: str
+    position: int
+    relays: tuple[str, ...]  # the hosts that logged at that position
+    web: str | None  # the variant's one web class
+    bulk: str | None
+    web_circuits: int  # circuit lines over all seeds
+    bulk_circuits: int
+    web_window: Estimate
+    bulk_window: Estimate
+    window_ratio: Estimate  # web's mean window over bulk's
+    web_inflight: Estimate
+    bulk_inflight: Estimate
+    inflight_ratio: Estimate
+    unlinked: int  # lines at any position that no chain from a client reached
+
+
+def _seed_mean(
+    rows: Sequence[CircuitWindowRow], value: Callable[[CircuitWindowRow], float | None]
+) -> float:
+    values = [v for v in map(value, rows) if v is not None]
+    return sum(values) / len(values) if values else math.nan
+
+
+def _class_pair(classes: set[str], models: dict[str, str]) -> tuple[str | None, str | None]:
+    web = [c for c in classes if models.get(c) == "web"]
+    bulk = [c for c in classes if models.get(c) == "bulk"]
+    return (web[0] if len(web) == 1 else None, bulk[0] if len(bulk) == 1 else None)
+
+
+def _per_seed(
+    here: Sequence[CircuitWindowRow],
+    cls: str | None,
+    seeds: list[int],
+    value: Callable[[CircuitWindowRow], float | None],
+) -> list[float]:
+    """Per seed, the mean of ``value`` over class ``cls``'s circuits (NaN
+    where it has none with a value)."""
+    if cls is None:
+        return []
+    by_seed: dict[int, list[CircuitWindowRow]] = defaultdict(list)
+    for r in here:
+        if r.cls == cls:
+            by_seed[r.seed].append(r)
+    return [_seed_mean(by_seed[s], value) for s in seeds]
+
+
+def _ratio(top: list[float], bottom: list[float]) -> Estimate:
+    """Web's over bulk's over the seeds where both have a value."""
+    return ratio_ci([a / b for a, b in zip(top, bottom, strict=True) if a > 0 and b > 0])
+
+
+def _window(r: CircuitWindowRow) -> float | None:
+    return r.mean_window
+
+
+def _inflight(r: CircuitWindowRow) -> float | None:
+    return r.mean_inflight
+
+
+def position_windows(
+    rows: list[CircuitWindowRow], variants: list[str], models: dict[str, str]
+) -> list[PositionWindows]:
+    """Per variant and relay position, the web and bulk circuits' download
+    windows (``models``: each client class's workload model). The client's
+    own window (position 0) is left out: it holds the upload direction."""
+    results = []
+    for variant in variants:
+        mine = [r for r in rows if r.variant == variant]
+        unlinked = sum(1 for r in mine if r.position == UNLINKED)
+        downloads = [r for r in mine if r.direction == DOWNLOADS and r.position > 0]
+        web, bulk = _class_pair({r.cls for r in downloads}, models)
+        for position in sorted({r.position for r in downloads}):
+            here = [r for r in downloads if r.position == position]
+            seeds = sorted({r.seed for r in here})
+            web_w, bulk_w = (_per_seed(here, c, seeds, _window) for c in (web, bulk))
+            web_f, bulk_f = (_per_seed(here, c, seeds, _inflight) for c in (web, bulk))
+            results.append(
+                PositionWindows(
+                    variant=variant,
+                    position=position,
+                    relays=tuple(sorted({r.host for r in here})),
+                    web=web,
+                    bulk=bulk,
+                    web_circuits=sum(1 for r in here if web and r.cls == web),
+                    bulk_circuits=sum(1 for r in here if bulk and r.cls == bulk),
+                    web_window=level_ci(web_w),
+                    bulk_window=level_ci(bulk_w),
+                    window_ratio=_ratio(web_w, bulk_w),
+                    web_inflight=level_ci(web_f),
+                    bulk_inflight=level_ci(bulk_f),
+                    inflight_ratio=_ratio(web_f, bulk_f),
+                    unlinked=unlinked,
+                )
+            )
+    return results
