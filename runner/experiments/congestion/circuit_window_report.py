@@ -28,14 +28,16 @@ def circuit_window_section(rows: list[PositionWindows], spec: Spec) -> list[str]
         "From each circuit's last `Hop window circuit` line at each tor "
         "(`hop_window_circuit_log`, tor-patches/0009), followed hop by hop from the client, "
         "so each line has its circuit's class and its place (*hop* 1: the first relay from "
-        "the client). Downloads only (cells towards the client). *Window*: a circuit's "
-        "window at its decisions, on average, where the hop holds one (every hop under "
-        "BackTap; under Marut only the exit, the sending end). *In flight*: the circuit's "
-        "cells in flight from this hop to the next as each was sent, on average: its share "
-        "of the next hop's queue and link. Per seed the mean over a class's circuits, then "
-        "the mean over seeds with a 95% t interval; *web / bulk*: the geometric mean of the "
-        "seeds' ratios. *Circuits*: lines over all seeds (web / bulk); *unlinked*: the "
-        "variant's lines that no chain from a client reached.",
+        "the client). The circuits that carried the clients' streams (full length, with cells "
+        "from the exit towards the client), in the download direction. *Window*: a circuit's "
+        "window at its decisions, where the hop holds one (every hop under BackTap; under "
+        "Marut only the exit, the sending end). *In flight*: the circuit's cells in flight "
+        "from this hop to the next as each was sent: its share of the next hop's queue and "
+        "link. Per seed and class, pooled over its circuits (each counts by its decisions "
+        "and cells), then the mean over seeds with a 95% t interval; *web / bulk*: the "
+        "geometric mean of the seeds' ratios. *Circuits*: over all seeds (web / bulk); "
+        "*unlinked*: the "
+        "variant's lines that no chain from a client reached (the relays' own circuits).",
         "",
     ]
     lines += table(

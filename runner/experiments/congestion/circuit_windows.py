@@ -7,8 +7,10 @@ address A whose line reads ``next B id X`` is followed by the line at the
 tor with address B that reads ``prev A id X``. Each host of a run has its
 own address (the manifest's ``ip``), so the first hop's ``prev`` names
 the client: that gives each hop its position from the client (1 the
-first hop, 0 the client's own window) and the circuit's class. A line
-that no chain from a client reaches keeps position -1 and no class."""
+first hop, 0 the client's own window), the circuit's class and a name
+for the circuit that its lines share. A line that no chain from a client
+reaches (a relay's own circuits, those of hosts that are not clients)
+keeps position -1 and no class."""
 
 from __future__ import annotations
 
@@ -37,6 +39,9 @@ class _PlaceOnCircuit:
     position: int  # hops from the client (0: the client), or UNLINKED
     client: str  # the client the circuit serves ("" if unlinked)
     cls: str = column("class")  # the client's class ("" if unlinked)
+    # The circuit, the same at every hop: client>first relay#circuit id on
+    # their channel ("" if unlinked).
+    circuit_name: str = column("circuit")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,13 +71,27 @@ def _logged(logs: RunLogs) -> Iterator[tuple[str, str, CircuitWindow]]:
                 yield host, info["role"], window
 
 
+@dataclass(frozen=True)
+class Place:
+    """Where a line sits: hops from the client (0: the client itself), the
+    client, and the circuit's name, the same at every hop."""
+
+    position: int
+    client: str
+    circuit: str
+
+
+NOWHERE = Place(UNLINKED, "", "")
+
+
 def place_on_circuits(
     logged: list[tuple[str, CircuitWindow]], hosts: Mapping[str, HostInfo]
-) -> list[tuple[int, str]]:
-    """For each (host, line), its position from the client and the client,
-    following each circuit from the client (its own line, ``prev origin``,
-    or its first hop's, whose ``prev`` is a client's address) along the
-    ``next`` addresses and ids; (UNLINKED, "") where no chain reaches."""
+) -> list[Place]:
+    """For each (host, line), its place, following each circuit from the
+    client (its own line, ``prev origin``, or its first hop's, whose
+    ``prev`` is a client's address) along the ``next`` addresses and ids;
+    NOWHERE where no chain from a client reaches. A circuit is named
+    ``client>first relay#id``, the id on the channel between them."""
     by_address = {info["ip"]: host for host, info in hosts.items() if info.get("ip")}
     clients = {host for host, info in hosts.items() if info["role"] == "client"}
     # A hop's lines by (its host, its previous hop's address, the circuit id
@@ -80,15 +99,15 @@ def place_on_circuits(
     entered: dict[tuple[str, str, int], list[int]] = {}
     for i, (host, window) in enumerate(logged):
         entered.setdefault((host, window.prev, window.prev_id), []).append(i)
-    placed = [(UNLINKED, "")] * len(logged)
+    placed = [NOWHERE] * len(logged)
 
-    def follow(indexes: list[int], position: int, client: str) -> None:
+    def follow(indexes: list[int], position: int, client: str, circuit: str) -> None:
         while indexes:
             nxt: list[int] = []
             for i in indexes:
-                if placed[i][0] != UNLINKED:
+                if placed[i] != NOWHERE:
                     continue
-                placed[i] = (position, client)
+                placed[i] = Place(position, client, circuit)
                 host, window = logged[i]
                 after = by_address.get(window.next)
                 here = hosts[host].get("ip", "")
@@ -97,10 +116,12 @@ def place_on_circuits(
             indexes, position = nxt, position + 1
 
     for i, (host, window) in enumerate(logged):
-        if window.prev == parse.ORIGIN and host in clients:
-            follow([i], 0, host)
+        first = by_address.get(window.next)
+        if window.prev == parse.ORIGIN and host in clients and first is not None:
+            follow([i], 0, host, f"{host}>{first}#{window.next_id}")
         elif by_address.get(window.prev) in clients:
-            follow([i], 1, by_address[window.prev])
+            client = by_address[window.prev]
+            follow([i], 1, client, f"{client}>{host}#{window.prev_id}")
     return placed
 
 
@@ -108,14 +129,15 @@ def circuit_window_rows(logs: RunLogs) -> Iterator[CircuitWindowRow]:
     logged = list(_logged(logs))
     hosts = logs.run.hosts
     places = place_on_circuits([(host, window) for host, _, window in logged], hosts)
-    for (host, role, window), (position, client) in zip(logged, places, strict=True):
+    for (host, role, window), place in zip(logged, places, strict=True):
         yield CircuitWindowRow(
             **asdict(window),
             variant=logs.run.variant,
             seed=logs.run.seed,
             host=host,
             role=role,
-            position=position,
-            client=client,
-            cls=hosts[client].get("class", "") if client else "",
+            position=place.position,
+            client=place.client,
+            cls=hosts[place.client].get("class", "") if place.client else "",
+            circuit_name=place.circuit,
         )

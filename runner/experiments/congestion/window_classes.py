@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from runner.analyses.stats import Estimate, level_ci, ratio_ci
@@ -22,18 +22,19 @@ DOWNLOADS = "in"  # the direction a download's cells travel: towards the client
 class PositionWindows:
     """Under one variant, at one position from the client (1: the first
     hop), the download direction's hop windows of the web and the bulk
-    circuits. Per seed, each class's mean over its circuits of a
-    circuit's mean (the window at its decisions; the cells in flight to
-    the next hop as each cell was sent), then over the seeds: a level with
-    a 95% t interval, and web's over bulk's as a geometric mean of the
-    seeds' ratios."""
+    circuits that carried the clients' streams (carried_downloads). Per
+    seed and class, pooled over its circuits: the window at the
+    decisions, and the cells in flight to the next hop as each cell was
+    sent (so a circuit counts by what it carried); then over the seeds, a
+    level with a 95% t interval, and web's over bulk's as the geometric
+    mean of the seeds' ratios."""
 
     variant: str
     position: int
     relays: tuple[str, ...]  # the hosts that logged at that position
     web: str | None  # the variant's one web class
     bulk: str | None
-    web_circuits: int  # circuit lines over all seeds
+    web_circuits: int  # circuits over all seeds
     bulk_circuits: int
     web_window: Estimate
     bulk_window: Estimate
@@ -44,11 +45,10 @@ class PositionWindows:
     unlinked: int  # lines at any position that no chain from a client reached
 
 
-def _seed_mean(
-    rows: Sequence[CircuitWindowRow], value: Callable[[CircuitWindowRow], float | None]
-) -> float:
-    values = [v for v in map(value, rows) if v is not None]
-    return sum(values) / len(values) if values else math.nan
+def _pooled(rows: Sequence[CircuitWindowRow], top: str, bottom: str) -> float:
+    """sum(top) / sum(bottom) over ``rows``; NaN where the bottom is 0."""
+    below = sum(getattr(r, bottom) for r in rows)
+    return sum(getattr(r, top) for r in rows) / below if below else math.nan
 
 
 def _class_pair(classes: set[str], models: dict[str, str]) -> tuple[str | None, str | None]:
@@ -58,20 +58,17 @@ def _class_pair(classes: set[str], models: dict[str, str]) -> tuple[str | None, 
 
 
 def _per_seed(
-    here: Sequence[CircuitWindowRow],
-    cls: str | None,
-    seeds: list[int],
-    value: Callable[[CircuitWindowRow], float | None],
+    here: Sequence[CircuitWindowRow], cls: str | None, seeds: list[int], top: str, bottom: str
 ) -> list[float]:
-    """Per seed, the mean of ``value`` over class ``cls``'s circuits (NaN
-    where it has none with a value)."""
+    """Per seed, class ``cls``'s pooled ``top`` over ``bottom`` (NaN where
+    it has none)."""
     if cls is None:
         return []
     by_seed: dict[int, list[CircuitWindowRow]] = defaultdict(list)
     for r in here:
         if r.cls == cls:
             by_seed[r.seed].append(r)
-    return [_seed_mean(by_seed[s], value) for s in seeds]
+    return [_pooled(by_seed[s], top, bottom) for s in seeds]
 
 
 def _ratio(top: list[float], bottom: list[float]) -> Estimate:
@@ -79,12 +76,26 @@ def _ratio(top: list[float], bottom: list[float]) -> Estimate:
     return ratio_ci([a / b for a, b in zip(top, bottom, strict=True) if a > 0 and b > 0])
 
 
-def _window(r: CircuitWindowRow) -> float | None:
-    return r.mean_window
-
-
-def _inflight(r: CircuitWindowRow) -> float | None:
-    return r.mean_inflight
+def carried_downloads(rows: Sequence[CircuitWindowRow]) -> set[tuple[str, int, str]]:
+    """(variant, seed, circuit) of the circuits that carried the clients'
+    streams: full length (their exit as far from the client as any exit
+    of the run) and with cells from the exit towards the client. Left out:
+    the circuits tor built ahead and never used (no cells at the exit),
+    and short ones that fetched directory documents or were cut while
+    being built (an exit as their second hop)."""
+    exits = [
+        r
+        for r in rows
+        if r.role == "exit" and r.direction == DOWNLOADS and r.cells_sent and r.position > 0
+    ]
+    longest: dict[tuple[str, int], int] = {}
+    for r in exits:
+        longest[(r.variant, r.seed)] = max(longest.get((r.variant, r.seed), 0), r.position)
+    return {
+        (r.variant, r.seed, r.circuit_name)
+        for r in exits
+        if r.position == longest[(r.variant, r.seed)]
+    }
 
 
 def position_windows(
@@ -97,13 +108,24 @@ def position_windows(
     for variant in variants:
         mine = [r for r in rows if r.variant == variant]
         unlinked = sum(1 for r in mine if r.position == UNLINKED)
-        downloads = [r for r in mine if r.direction == DOWNLOADS and r.position > 0]
+        used = carried_downloads(mine)
+        downloads = [
+            r
+            for r in mine
+            if r.direction == DOWNLOADS
+            and r.position > 0
+            and (r.variant, r.seed, r.circuit_name) in used
+        ]
         web, bulk = _class_pair({r.cls for r in downloads}, models)
         for position in sorted({r.position for r in downloads}):
             here = [r for r in downloads if r.position == position]
             seeds = sorted({r.seed for r in here})
-            web_w, bulk_w = (_per_seed(here, c, seeds, _window) for c in (web, bulk))
-            web_f, bulk_f = (_per_seed(here, c, seeds, _inflight) for c in (web, bulk))
+            web_w, bulk_w = (
+                _per_seed(here, c, seeds, "window_sum", "decisions") for c in (web, bulk)
+            )
+            web_f, bulk_f = (
+                _per_seed(here, c, seeds, "inflight_sum", "cells_sent") for c in (web, bulk)
+            )
             results.append(
                 PositionWindows(
                     variant=variant,
@@ -111,8 +133,8 @@ def position_windows(
                     relays=tuple(sorted({r.host for r in here})),
                     web=web,
                     bulk=bulk,
-                    web_circuits=sum(1 for r in here if web and r.cls == web),
-                    bulk_circuits=sum(1 for r in here if bulk and r.cls == bulk),
+                    web_circuits=len({(r.seed, r.circuit_name) for r in here if r.cls == web}),
+                    bulk_circuits=len({(r.seed, r.circuit_name) for r in here if r.cls == bulk}),
                     web_window=level_ci(web_w),
                     bulk_window=level_ci(bulk_w),
                     window_ratio=_ratio(web_w, bulk_w),
