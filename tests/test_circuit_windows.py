@@ -5,6 +5,7 @@ seed 1: tests/fixtures/tor-hop-window-circuits)."""
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import math
@@ -15,12 +16,14 @@ from typing import Any
 import pytest
 
 from runner.experiments.congestion import circuit_window_log as parse
+from runner.experiments.congestion.circuit_paths import circuit_path_failures
 from runner.experiments.congestion.circuit_windows import UNLINKED, CircuitWindowRow
 from runner.experiments.congestion.tables import CIRCUIT_WINDOWS
 from runner.experiments.congestion.window_classes import carried_downloads, position_windows
 from runner.layout import SHADOW_DATA
 from runner.logs.run_logs import RunLogs
 from runner.manifest import RunRecord
+from runner.spec.model import Variant
 from tests.conftest import FIXTURES
 
 RUN = FIXTURES / "tor-hop-window-circuits"
@@ -162,3 +165,42 @@ def test_web_and_bulk_windows_pool_each_class_circuits(rows: list[CircuitWindowR
     # One seed: a level, with no interval.
     assert middle.web_window.n == 1 and middle.web_window.low is None
     assert not math.isnan(guard.window_ratio.mean)
+
+
+def _variant(name: str, **consensus: int) -> Variant:
+    return Variant(name=name, tor="patched", torrc={}, consensus=consensus, factors={})
+
+
+BACKTAP = _variant("tree-backtap-noloss", cc_alg=0, hop_window=1)
+MARUT = _variant("tree-backtap-noloss", cc_alg=0, hop_window=1, hop_window_marut=1)
+COMPLETE = {("tree-backtap-noloss", 1)}
+
+
+def test_backtap_runs_on_every_hop_of_the_carried_circuits(rows: list[CircuitWindowRow]) -> None:
+    assert circuit_path_failures(rows, [BACKTAP], COMPLETE) == []
+    # Not judged: an incomplete run, a variant without hop windows.
+    assert circuit_path_failures(rows, [BACKTAP], set()) == []
+    assert circuit_path_failures(rows, [_variant("tree-backtap-noloss", cc_alg=0)], COMPLETE) == []
+
+
+def test_a_hop_off_the_design_path_fails(rows: list[CircuitWindowRow]) -> None:
+    # The middle of one carried circuit never decided its window.
+    used = carried_downloads(rows)
+    victim = next(
+        r
+        for r in rows
+        if r.position == 2 and r.direction == "in" and (r.variant, r.seed, r.circuit_name) in used
+    )
+    broken = [dataclasses.replace(r, decisions=0) if r is victim else r for r in rows]
+    (failure,) = circuit_path_failures(broken, [BACKTAP], COMPLETE)
+    assert failure.check == "hop-window-path" and failure.run == ("tree-backtap-noloss", 1)
+    assert f"{victim.circuit_name} hop 2 (relay8middle) never decided its window" in failure.message
+    # The same run read as Marut: its guards and middle held windows, which
+    # Marut's design leaves to the exit alone.
+    (failure,) = circuit_path_failures(rows, [MARUT], COMPLETE)
+    assert "20 of 30 hops of 10 circuits" in failure.message
+    assert "held a window before the exit" in failure.message
+    # No circuit followed from a client at all.
+    lost = [dataclasses.replace(r, position=UNLINKED, circuit_name="") for r in rows]
+    (failure,) = circuit_path_failures(lost, [BACKTAP], COMPLETE)
+    assert failure.message == "no circuit that carried streams was followed"

@@ -49,8 +49,8 @@ def test_the_congestion_matrices_cross_scenario_mechanism_and_loss(
             ("tree", "maruthopnstor", "noloss"),
         ]
     # Tor's thresholds and N3 on the forms that run everywhere, the design's
-    # beside them.
-    hop = {"cc_alg": 0, "hop_window": 1}
+    # beside them; every hop window variant logs its circuits.
+    hop = {"cc_alg": 0, "hop_window": 1, "hop_window_circuit_log": 10}
     assert spec.variant("tree-backtap-loss05").consensus == dict(
         hop, hop_window_alpha=8, hop_window_beta=16
     )

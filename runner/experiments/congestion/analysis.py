@@ -12,6 +12,7 @@ from typing import Generic, TypeVar
 
 from runner.analyses.inputs import Inputs
 from runner.checks import Failure
+from runner.experiments.congestion.circuit_paths import circuit_path_failures
 from runner.experiments.congestion.mechanisms import (
     ClassResult,
     ConnectionSharing,
@@ -83,16 +84,20 @@ def congestion_result(inp: Inputs) -> CongestionResult:
     if any(is_n23(v) for v in variants):
         runs = n23_runs(N23.read_from(layout))
         n23 = Part(runs, n23_failures(runs, variants, complete))
+    circuit_rows = []
     if any(hop_window_of(v) for v in variants):
         windows = hop_window_runs(HOP_WINDOW.read_from(layout))
-        hop_window = Part(windows, hop_window_failures(windows, variants, complete))
+        circuit_rows = CIRCUIT_WINDOWS.read_from(layout)
+        hop_window = Part(
+            windows,
+            hop_window_failures(windows, variants, complete)
+            + circuit_path_failures(circuit_rows, variants, complete),
+        )
     if any(is_pctcp(v) for v in variants):
         sharing = connection_sharing(PLACEMENTS.read_from(layout))
         pctcp = Part(sharing, pctcp_failures(sharing, variants, complete))
     models = {g.name: spec.workloads[g.workload].model for g in spec.network.clients}
-    circuit_windows = []
-    if hop_window is not None:
-        circuit_windows = position_windows(CIRCUIT_WINDOWS.read_from(layout), inp.variants, models)
+    circuit_windows = position_windows(circuit_rows, inp.variants, models)
     return CongestionResult(
         True,
         classes=class_results(inp.transfers, inp.variants, list(spec.seeds)),

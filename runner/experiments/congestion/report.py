@@ -226,7 +226,10 @@ def _hop_window_section(part: Part[HopWindowRun], spec: Spec) -> list[str]:
         failures,
         (
             "Hop window checks: feedback taken and windows decided in every run that "
-            "switches them on, no feedback in any other run."
+            "switches them on, no feedback in any other run; where tors logged their "
+            "circuits, on every circuit that carried streams each relay held and decided "
+            "its window (BackTap), or only the exit did and every relay before it heard "
+            "from its next hop (Marut)."
         ),
     )
     return lines
