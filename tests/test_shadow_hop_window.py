@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from runner.experiments.congestion.mechanisms import hop_window_runs
-from runner.experiments.congestion.tables import HOP_WINDOW
+from runner.experiments.congestion.tables import CIRCUIT_WINDOWS, HOP_WINDOW
+from runner.experiments.congestion.window_classes import carried_downloads
 from tests.conftest import (
     TREE_TOLERATED,
     congestion_tree,
@@ -23,7 +24,8 @@ pytestmark = [pytest.mark.shadow, pytest.mark.slow, needs_shadow, needs_patched_
 
 @pytest.mark.simulation(
     "3 Shadow runs with the patched tor: congestion-small's tree, seed 1, 45 s of traffic, "
-    "the fixed window, BackTap's hop windows and Marut's window on them"
+    "the fixed window, BackTap's hop windows and Marut's window on them, each circuit's "
+    "windows followed from its client"
 )
 def test_reports_cross_every_hop_and_windows_react_at_the_shared_middle(
     tmp_path: Path,
@@ -78,3 +80,22 @@ def test_reports_cross_every_hop_and_windows_react_at_the_shared_middle(
     (marut,) = hop_window_runs([r for r in rows if r.variant == "tree-maruthop-noloss"])
     assert marut.remote_larger > 0
     assert "Hop window checks: feedback taken and windows decided in every run" in report
+    # Each circuit's lines (tor-patches/0009), followed from its client: the
+    # circuits that carried the tree's streams cross relay8middle, which
+    # under BackTap holds a window for each and under Marut none.
+    circuits = CIRCUIT_WINDOWS.read_if_present(exp / "hop_window_circuits.csv")
+    for variant, holds in (("tree-backtap-noloss", True), ("tree-maruthop-noloss", False)):
+        mine = [r for r in circuits if r.variant == variant]
+        used = carried_downloads(mine)
+        clients = {circuit.split(">")[0] for _, _, circuit in used}
+        assert len(clients) >= 8, (variant, clients)
+        middles = [
+            r
+            for r in mine
+            if (r.variant, r.seed, r.circuit_name) in used
+            and r.position == 2
+            and r.direction == "in"
+        ]
+        assert {r.host for r in middles} == {"relay8middle"}, variant
+        assert {r.holds for r in middles} == {holds}, variant
+        assert {r.cls for r in middles} == {"treeweb", "treebulk"}, variant
