@@ -258,14 +258,20 @@ def served_rows(logs: RunLogs) -> Iterator[ServedRow]:
                 )
 
 
-def tor_logs(logs: RunLogs) -> Iterator[tuple[str, str, Iterator[str]]]:
-    """(host, role, lines) for the stdout log of every tor host of a run,
-    the lines that hold one of the record markers the tables declared."""
+def tor_log_paths(logs: RunLogs) -> Iterator[tuple[str, str, Path]]:
+    """(host, role, path) of the stdout log of every tor host of a run."""
     for host, info in sorted(logs.run.hosts.items()):
         if info["role"] == "server":
             continue
         for log in logs.of(host, "tor"):
-            yield host, info["role"], logs.lines(log, logs.record_markers.get("tor", ()))
+            yield host, info["role"], log
+
+
+def tor_logs(logs: RunLogs) -> Iterator[tuple[str, str, Iterator[str]]]:
+    """(host, role, lines) for the stdout log of every tor host of a run,
+    the lines that hold one of the record markers the tables declared."""
+    for host, role, log in tor_log_paths(logs):
+        yield host, role, logs.lines(log, logs.record_markers.get("tor", ()))
 
 
 def circuit_rows(logs: RunLogs) -> Iterator[CircuitRow]:

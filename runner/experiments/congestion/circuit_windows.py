@@ -21,6 +21,7 @@ from runner.experiments.congestion import circuit_window_log as parse
 from runner.experiments.congestion.circuit_window_log import CircuitWindow
 from runner.logs.run_logs import RunLogs
 from runner.manifest import HostInfo
+from runner.tables.schema import tor_log_paths
 from runner.tables.table import column
 
 UNLINKED = -1  # the position of a line no chain from a client reaches
@@ -62,13 +63,10 @@ class CircuitWindowRow(CircuitWindow, _PlaceOnCircuit):
 
 def _logged(logs: RunLogs) -> Iterator[tuple[str, str, CircuitWindow]]:
     """(host, role, line) for every circuit's last line at every tor."""
-    for host, info in sorted(logs.run.hosts.items()):
-        if info["role"] == "server":
-            continue
-        for log in logs.of(host, "tor"):
-            lines = logs.lines(log, logs.record_markers.get("tor", ()))
-            for window in parse.last_per_circuit(lines, logs.on_error(log)):
-                yield host, info["role"], window
+    for host, role, log in tor_log_paths(logs):
+        lines = logs.lines(log, logs.record_markers.get("tor", ()))
+        for window in parse.last_per_circuit(lines, logs.on_error(log)):
+            yield host, role, window
 
 
 @dataclass(frozen=True)

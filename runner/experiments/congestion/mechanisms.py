@@ -208,23 +208,30 @@ def rate_ratios(
     per_run = _per_run(transfers)
     results = []
     for variant in variants:
-        mine = sorted({cls for (v, cls, _) in per_run if v == variant})
-        web = [c for c in mine if models.get(c) == "web"]
-        bulk = [c for c in mine if models.get(c) == "bulk"]
-        if len(web) != 1 or len(bulk) != 1:
+        web, bulk = web_and_bulk({cls for (v, cls, _) in per_run if v == variant}, models)
+        if web is None or bulk is None:
             results.append(
                 RateRatio(variant, None, None, Estimate(math.nan, None, None, 0, False), 0)
             )
             continue
         ratios = []
         for seed in seeds:
-            top = _mean_rate(per_run.get((variant, web[0], seed), []))
-            bottom = _mean_rate(per_run.get((variant, bulk[0], seed), []))
+            top = _mean_rate(per_run.get((variant, web, seed), []))
+            bottom = _mean_rate(per_run.get((variant, bulk, seed), []))
             if top > 0 and bottom > 0:  # both completed a download (NaN compares false)
                 ratios.append(top / bottom)
         estimate = ratio_ci(ratios)
-        results.append(RateRatio(variant, web[0], bulk[0], estimate, estimate.n))
+        results.append(RateRatio(variant, web, bulk, estimate, estimate.n))
     return results
+
+
+def web_and_bulk(classes: set[str], models: dict[str, str]) -> tuple[str | None, str | None]:
+    """Among ``classes``, the one whose workload model (``models``) is web
+    and the one whose model is bulk; None for either where there is not
+    exactly one."""
+    web = [c for c in classes if models.get(c) == "web"]
+    bulk = [c for c in classes if models.get(c) == "bulk"]
+    return (web[0] if len(web) == 1 else None, bulk[0] if len(bulk) == 1 else None)
 
 
 @dataclass(frozen=True)

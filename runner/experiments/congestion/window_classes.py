@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from runner.analyses.stats import Estimate, level_ci, ratio_ci
 from runner.experiments.congestion.circuit_windows import UNLINKED, CircuitWindowRow
+from runner.experiments.congestion.mechanisms import web_and_bulk
 
 DOWNLOADS = "in"  # the direction a download's cells travel: towards the client
 
@@ -49,12 +50,6 @@ def _pooled(rows: Sequence[CircuitWindowRow], top: str, bottom: str) -> float:
     """sum(top) / sum(bottom) over ``rows``; NaN where the bottom is 0."""
     below = sum(getattr(r, bottom) for r in rows)
     return sum(getattr(r, top) for r in rows) / below if below else math.nan
-
-
-def _class_pair(classes: set[str], models: dict[str, str]) -> tuple[str | None, str | None]:
-    web = [c for c in classes if models.get(c) == "web"]
-    bulk = [c for c in classes if models.get(c) == "bulk"]
-    return (web[0] if len(web) == 1 else None, bulk[0] if len(bulk) == 1 else None)
 
 
 def _per_seed(
@@ -116,7 +111,7 @@ def position_windows(
             and r.position > 0
             and (r.variant, r.seed, r.circuit_name) in used
         ]
-        web, bulk = _class_pair({r.cls for r in downloads}, models)
+        web, bulk = web_and_bulk({r.cls for r in downloads}, models)
         for position in sorted({r.position for r in downloads}):
             here = [r for r in downloads if r.position == position]
             seeds = sorted({r.seed for r in here})
