@@ -26,7 +26,11 @@ from tests.conftest import CI_SMALL
 
 
 def _spec(seeds: Any, hypotheses: bool = True) -> Spec:
+    """ci-small with ``seeds``; rounds decide from their first look unless
+    ``seeds`` says otherwise (the rounds' mechanics, not the default's)."""
     data = yaml.safe_load(CI_SMALL.read_text())
+    if isinstance(seeds, dict) and "min" in seeds and "decide_from" not in seeds:
+        seeds = seeds | {"decide_from": max(3, seeds["min"])}
     data["seeds"] = seeds
     if not hypotheses:
         del data["hypotheses"]
@@ -36,10 +40,19 @@ def _spec(seeds: Any, hypotheses: bool = True) -> Spec:
 
 def test_a_range_of_seeds_starts_with_min_and_needs_a_hypothesis() -> None:
     spec = _spec({"min": 3, "max": 9, "step": 2})
-    assert spec.seeds == (1, 2, 3) and spec.seed_rounds == SeedRounds(min=3, max=9, step=2)
+    assert spec.seeds == (1, 2, 3)
+    assert spec.seed_rounds == SeedRounds(min=3, max=9, step=2, decide_from=3)
     assert _spec([4, 5]).seed_rounds is None
-    # five seeds first and two more a round unless the spec says otherwise
+    # five seeds first and two more a round, deciding from 7 seeds, the
+    # skew allowance at skewness 1 and the seeds from 1, unless the spec
+    # says otherwise
     assert _spec({"max": 9}).seed_rounds == SeedRounds(min=5, max=9, step=2)
+    assert _spec({"max": 9}).seed_rounds == SeedRounds(
+        min=5, max=9, step=2, decide_from=7, skew=1.0, first=1
+    )
+    fresh = _spec({"min": 7, "max": 15, "first": 101, "skew": 2})
+    assert fresh.seeds == tuple(range(101, 108)) and fresh.seed_rounds is not None
+    assert fresh.seed_rounds.skew == 2.0
     for seeds, key, message in (
         ({"min": 1, "max": 9}, "seeds.min", "at least 2"),
         ({"min": 3, "max": 2}, "seeds.max", "at least 3"),
@@ -87,8 +100,10 @@ def test_rounds_stop_once_every_verdict_is_decisive(tmp_path: Path) -> None:
     assert record["rule"]["looks"] == [3, 5, 7, 9, 11]
     assert len(record["rule"]["t_boundaries"]) == 5
     # ci-small's one hypothesis tests a claim: a family of one, at 5%
-    assert record["rule"]["confirmatory"] == 1 and record["rule"]["skew"] == 2.0
-    assert record["rule"]["family_t_boundaries"] == record["rule"]["t_boundaries"]
+    assert record["rule"]["confirmatory"] == 1 and record["rule"]["skew"] == 1.0
+    # One claim: its interval at 5%, 80% of it toward the claim.
+    sides = record["rule"]["family_t_boundaries"]
+    assert sides["toward"][-1] < record["rule"]["t_boundaries"][-1] < sides["away"][-1]
     assert record["rounds"][0]["alphas"] == {"conflux-shortens-5mib": 0.05}
     assert seeds_in_use(_spec({"min": 3, "max": 11}), Layout(tmp_path, "ci-small")).seeds == (
         final.seeds
@@ -110,9 +125,11 @@ def test_rounds_stop_at_max_and_say_what_is_still_undetermined(tmp_path: Path) -
 
 
 def test_later_rounds_are_all_variants_or_what_the_hypotheses_need() -> None:
-    assert _spec({"min": 3, "max": 9}).seed_rounds == SeedRounds(min=3, max=9, step=2, later="all")
+    assert _spec({"min": 3, "max": 9}).seed_rounds == SeedRounds(
+        min=3, max=9, step=2, later="all", decide_from=3
+    )
     spec = _spec({"min": 3, "max": 9, "later": "hypotheses"})
-    assert spec.seed_rounds == SeedRounds(min=3, max=9, step=2, later="hypotheses")
+    assert spec.seed_rounds == SeedRounds(min=3, max=9, step=2, later="hypotheses", decide_from=3)
     with pytest.raises(SpecError) as caught:
         _spec({"min": 3, "max": 9, "later": "some"})
     assert caught.value.key == "seeds.later" and "expected one of all, hypotheses" in str(
@@ -121,9 +138,10 @@ def test_later_rounds_are_all_variants_or_what_the_hypotheses_need() -> None:
 
 
 def _two_hypotheses(seeds: Any) -> Spec:
-    """ci-small with a third variant and a second hypothesis on it."""
+    """ci-small with a third variant and a second hypothesis on it (the
+    same claim's); rounds decide from their first look."""
     data = yaml.safe_load(CI_SMALL.read_text())
-    data["seeds"] = seeds
+    data["seeds"] = seeds | {"decide_from": seeds["min"]}
     data["variants"]["conflux-three"] = {
         "description": "Conflux on, three legs",
         "torrc": {"client": ["ConfluxEnabled 1"]},

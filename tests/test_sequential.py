@@ -13,15 +13,18 @@ from runner.analyses.power import Target, simulate_rounds
 from runner.analyses.sequential import (
     ALPHA,
     MIN_CROSSINGS,
-    SKEW,
+    TOWARD,
     SequentialDesign,
-    calibrated_alpha,
+    allowance,
+    criticals,
     obrien_fleming_spent,
     one_look_critical,
-    rule_boundaries,
     seed_draws,
+    side_tails,
     t_boundaries,
 )
+
+SKEW = 2.0
 
 PILOT = (5, 7, 9, 11)  # conflux-small's seeds {min: 5, max: 11, step: 2}
 
@@ -78,19 +81,70 @@ def test_small_alphas_keep_their_rate_too() -> None:
     assert _error_rate(PILOT, t_boundaries(PILOT, alpha), reps=200_000) <= alpha * 1.15
 
 
-def test_skewed_seeds_break_normal_boundaries_and_the_rule_keeps_its_rate() -> None:
+def _side_error(
+    looks: tuple[int, ...],
+    lower: tuple[float, ...],
+    upper: tuple[float, ...],
+    skew: float,
+    sign: float,
+    reps: int = 100_000,
+) -> float:
+    """The chance that some look's interval (``lower`` and ``upper`` sides'
+    t values) misses a true change of zero, on seeds skewed ``sign``-wards
+    (another generator than the boundaries')."""
+    rng = np.random.default_rng(11)
+    x = sign * seed_draws(rng, skew, (reps, looks[-1]))
+    wrong = np.zeros(reps, dtype=bool)
+    for low, high, n in zip(lower, upper, looks, strict=True):
+        mean, se = x[:, :n].mean(axis=1), x[:, :n].std(axis=1, ddof=1) / math.sqrt(n)
+        wrong |= (mean - low * se > 0) | (mean + high * se < 0)
+    return float(wrong.mean())
+
+
+def test_skewed_seeds_break_normal_boundaries_and_the_allowance_keeps_the_rate() -> None:
     # Log ratios from a shifted lognormal of skewness 2, centred at mean 0
     # (the change the interval estimates is the mean log ratio): normal
     # theory's boundaries err about twice as often as they promise, the
-    # first look most; the rule's keep the rate.
+    # first look most; the allowance keeps the rate, whichever way the
+    # seeds are skewed, for an interval split 80/20 as for an even one.
     normal = t_boundaries(PILOT)
     assert _error_rate(PILOT, normal, skew=2.0) > 0.09
     assert _error_rate(PILOT[:1], normal[:1], skew=2.0) > 3 * obrien_fleming_spent(5 / 11)
-    rule = rule_boundaries(PILOT)
-    assert all(r > b for r, b in zip(rule, normal, strict=True))
-    assert calibrated_alpha(PILOT) < ALPHA / 2
-    for skew in (0.0, 1.0, SKEW):
-        assert _error_rate(PILOT, rule, skew=skew) <= 0.05 + 0.002 * (skew == SKEW), skew
+    for level, direction in ((ALPHA, None), (ALPHA, -1), (ALPHA / 3, -1)):
+        tails = side_tails(level, direction)
+        for skew in (1.0, SKEW):
+            design = SequentialDesign(PILOT, skew=skew, tails=tails)
+            assert design.ratio < 1
+            lower, upper = (design.side_boundaries(t) for t in tails)
+            assert all(u > b for u, b in zip(upper, t_boundaries(PILOT, 2 * tails[1]), strict=True))
+            for sign in (1.0, -1.0):
+                found = _side_error(PILOT, lower, upper, skew, sign)
+                assert found <= level * 1.08, (level, direction, skew, sign, found)
+
+
+def test_the_allowance_is_found_once_and_larger_levels_err_less() -> None:
+    # Found at the family's smallest level (5% / 3, split 80/20), the same
+    # ratio read at 5% keeps that level with room to spare: a larger level
+    # needs a larger ratio.
+    small = side_tails(ALPHA / 3, -1)
+    ratio = allowance(PILOT, small, 1.0)
+    assert ratio < allowance(PILOT, side_tails(ALPHA, -1), 1.0)
+    design = SequentialDesign(PILOT, skew=1.0, tails=small)
+    tails = side_tails(ALPHA, -1)
+    lower, upper = (design.side_boundaries(t) for t in tails)
+    for sign in (1.0, -1.0):
+        assert _side_error(PILOT, lower, upper, 1.0, sign) <= ALPHA
+    # Normal seeds need none.
+    assert allowance(PILOT, small, 0.0) == 1.0
+
+
+def test_a_claims_interval_puts_most_of_its_level_toward_the_claim() -> None:
+    assert side_tails(0.05, -1) == pytest.approx((0.05 * (1 - TOWARD), 0.05 * TOWARD))
+    assert side_tails(0.05, 1) == pytest.approx((0.05 * TOWARD, 0.05 * (1 - TOWARD)))
+    assert side_tails(0.05, None) == (0.025, 0.025)
+    design = SequentialDesign((7, 9, 11))
+    low, high = criticals(design, 2, 11, 0.05, -1)
+    assert high < low  # a decrease is supported by the upper side: the narrower one
 
 
 def test_the_whole_rule_on_skewed_seeds_errs_at_most_six_percent() -> None:
@@ -100,7 +154,7 @@ def test_the_whole_rule_on_skewed_seeds_errs_at_most_six_percent() -> None:
     # miss is a wrong verdict, the worst case.
     target = Target(-1, 0.001)
     for looks in (PILOT, (5,), (3, 5, 7, 9)):
-        design = SequentialDesign(looks)
+        design = SequentialDesign(looks, skew=SKEW)
         found = simulate_rounds(0.0, 1.0, design, [target], skew=SKEW, reps=40_000)
         assert found.false_verdict <= 0.06, looks
 
@@ -108,19 +162,27 @@ def test_the_whole_rule_on_skewed_seeds_errs_at_most_six_percent() -> None:
 def test_early_looks_are_wider_and_a_single_look_is_a_fixed_interval() -> None:
     design = SequentialDesign.from_rounds(5, 9, 2)
     assert design.looks == (5, 7, 9)
-    ts = [design.t_critical(k, n) for k, n in enumerate(design.looks)]
+    ts = [design.t_critical(k, n, ALPHA / 2) for k, n in enumerate(design.looks)]
     fixed = [scipy_stats.t.ppf(0.975, n - 1) for n in design.looks]
     assert all(t > f for t, f in zip(ts, fixed, strict=True))
     assert ts[0] > ts[1] > ts[2]
-    # One look: the t quantile at the calibrated level, wider than 95%'s.
+    # One look: the t quantile at the allowed level, wider than 95%'s.
     single = SequentialDesign((5,))
-    level = calibrated_alpha((5,))
-    assert single.t_critical(0, 5) == pytest.approx(scipy_stats.t.isf(level / 2, 4))
-    assert one_look_critical(5) == pytest.approx(single.t_critical(0, 5))
-    assert single.t_critical(0, 5) > scipy_stats.t.ppf(0.975, 4)
-    # Beyond the seeds calibrated, the level calibrated there: safe.
+    level = ALPHA * single.ratio
+    assert single.t_critical(0, 5, ALPHA / 2) == pytest.approx(scipy_stats.t.isf(level / 2, 4))
+    assert one_look_critical(5) == pytest.approx(single.t_critical(0, 5, ALPHA / 2))
+    assert single.t_critical(0, 5, ALPHA / 2) > scipy_stats.t.ppf(0.975, 4)
+    # Beyond the seeds calibrated, the allowance found there: safe.
     assert one_look_critical(40) > scipy_stats.t.ppf(0.975, 39)
     assert SequentialDesign.from_rounds(5, 10, 2).looks == (5, 7, 9, 10)
+
+
+def test_looks_before_decide_from_are_left_out() -> None:
+    design = SequentialDesign.from_rounds(3, 15, 2, decide_from=7)
+    assert design.looks == (7, 9, 11, 13, 15)
+    assert design.look_of(5) is None and design.look_of(8) == 0 and design.look_of(15) == 4
+    # A design whose max is under decide_from looks once, at its max.
+    assert SequentialDesign.from_rounds(3, 5, 2, decide_from=7).looks == (5,)
 
 
 def test_the_whole_rule_on_simulated_experiments() -> None:

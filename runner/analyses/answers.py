@@ -12,26 +12,29 @@ seeds seen so far (runner/analyses/power.py).
 
 The error rate is family-wise over the confirmatory hypotheses (those that
 test a published claim) and per comparison for the exploratory ones (the
-project's own questions, ``extension:``). The confirmatory ones are decided
-by Holm's step-down: with k of them still undecided, each interval is taken
-at level alpha / k; those it decides leave the rest a larger share, until a
-step decides none. The chance that any confirmatory verdict is wrong stays
-at alpha (5%): Holm (1979) for tests of fixed hypotheses, Shaffer (1980)
-for verdicts that can err either way on independent hypotheses;
-tests/test_family.py checks it by simulation, on normal and skewed seeds.
-Each exploratory verdict's chance is 5% on its own.
+project's own questions, ``extension:``, and claim hypotheses the spec sets
+outside the family, ``exploratory:``). The family is one test per claim,
+its hypotheses in their committed order, Holm's step-down across claims
+(runner/analyses/family.py). The chance that any confirmatory verdict is
+wrong stays at alpha (5%); tests/test_family.py checks it by simulation, on
+normal and skewed seeds. Each exploratory verdict's chance is 5% on its own.
+A confirmatory interval puts TOWARD (80%) of its level on the side that
+would support its claim (runner/analyses/sequential.side_tails).
 
 Each seed's statistic counts every measured client once (the median over
 clients of each client's quantile, runner/analyses/stats.client_quantile):
 a fast client that finishes many transfers does not outvote a slow one.
-Seeds are the unit: the interval is across seeds, at the rule's t value for
-the hypothesis's level: one look, or the sequential design's boundary where
-the seeds ran in rounds (runner/analyses/sequential.py; both allow for
-seeds' log ratios skewed up to sequential.SKEW). Under 3 seeds there is no
-interval to read; under 5 a verdict rests on the seeds' spread being
-normal; from 5 on, seeds whose log ratios are skewed (sample skewness beyond
-+-SKEWED) are marked: the verdict rests on their skew being no more than the
-rule allows for.
+Seeds are the unit: the interval is across seeds, at the rule's t values
+for the hypothesis's level: one look, or the sequential design's boundary
+where the seeds ran in rounds (runner/analyses/sequential.py; both allow
+for seeds' log ratios as skewed as the design states, once for the whole
+family). A hypothesis pooled over sizes (``sizes:``) takes per seed the
+mean of each size's log ratio. Under 3 seeds there is no interval to read;
+before a design's first look (``decide_from`` seeds) no verdict; under 5 a
+verdict rests on the seeds' spread being normal; from 5 on, seeds whose log
+ratios are skewed (sample skewness beyond +-SKEWED) are marked. A
+confirmatory hypothesis the plan says the design cannot decide within its
+``max`` is *futile*: its rounds stop drawing seeds for it.
 """
 
 from __future__ import annotations
@@ -46,10 +49,25 @@ import numpy as np
 
 from runner.analyses.as_data import as_data
 from runner.analyses.client_bandwidth import ClientBandwidth, per_client
+from runner.analyses.family import (
+    CONFIRMATORY,
+    EXPLORATORY,
+    FamilyShape,
+    family,
+    first_level,
+    layout_of,
+    run_family,
+)
 from runner.analyses.from_data import from_data
 from runner.analyses.inputs import ChangeKey
 from runner.analyses.power import MIN_SEEDS, Target, seeds_to_decisive
-from runner.analyses.sequential import ALPHA, SequentialDesign, one_look_critical
+from runner.analyses.sequential import (
+    ALPHA,
+    Reading,
+    SequentialDesign,
+    criticals,
+    family_reading,
+)
 from runner.analyses.stats import (
     ClientCount,
     ClientQuantile,
@@ -66,7 +84,7 @@ from runner.analyses.workload_rounds import ClientRoundMean, Round, class_phases
 from runner.layout import Layout
 from runner.spec.claims import METRIC_READINGS, ClaimsLedger
 from runner.spec.hypotheses import QUANTILE_METRICS, Hypothesis
-from runner.spec.model import Spec
+from runner.spec.model import DEFAULT_SKEW, Spec
 from runner.tables.schema import CLIENTS, SERVED, TransferRow
 
 SUPPORTED = "supported"
@@ -76,13 +94,8 @@ UNDETERMINED = "undetermined"
 MIN_INTERVAL_SEEDS = MIN_SEEDS  # fewer give an interval too wide to read as an answer
 NORMAL_SPREAD_SEEDS = 5  # fewer: a verdict rests on the seeds' spread being normal
 SKEWED = 1.0  # seeds' log ratios whose sample skewness is beyond this are marked
-CONFIRMATORY = "confirmatory"  # tests a published claim: in the family
-EXPLORATORY = "exploratory"  # the project's own question: per comparison
-
-
-def family(h: Hypothesis) -> str:
-    """Whether a hypothesis is in the experiment's family (tests a claim)."""
-    return CONFIRMATORY if h.claim is not None else EXPLORATORY
+__all__ = ["CONFIRMATORY", "EXPLORATORY", "family"]
+DEFAULT_READING = Reading()
 
 
 @dataclass(frozen=True)
@@ -96,6 +109,11 @@ class Answer:
     look: int | None = None  # the sequential design's look (0-based), if in rounds
     alpha: float = ALPHA  # the level its interval used: its share of the family's, or 5%
     skewness: float | None = None  # of the seeds' log ratios, from NORMAL_SPREAD_SEEDS seeds
+    critical_low: float | None = None  # the lower side's t value where it differs
+    # Why it has no verdict yet where that is not its interval: gated behind
+    # its claim's earlier hypothesis, before the design's first look, or futile.
+    held: str | None = None
+    futile: bool = False  # the design cannot decide it within its max
 
     @property
     def too_few(self) -> bool:
@@ -119,12 +137,27 @@ class Answer:
 def first_step_alpha(
     h: Hypothesis, hypotheses: Sequence[Hypothesis], alpha: float = ALPHA
 ) -> float:
-    """The level of ``h``'s interval at Holm's first step over ``hypotheses``
-    (every confirmatory one undecided): alpha / k for a confirmatory one,
-    alpha for an exploratory one. The plan's level: later steps' are larger."""
-    if family(h) == EXPLORATORY:
-        return alpha
-    return alpha / max(1, sum(family(other) == CONFIRMATORY for other in hypotheses))
+    """The level of ``h``'s interval at the family's first step over
+    ``hypotheses``: alpha over the claims for a confirmatory one (a claim's
+    later hypotheses inherit its level), alpha for an exploratory one. The
+    plan's level: later steps' are larger."""
+    hypotheses = list(hypotheses)
+    return first_level(layout_of(hypotheses), hypotheses.index(h), alpha)
+
+
+def reading_of(spec: Spec, alpha: float = ALPHA) -> Reading:
+    """How ``spec``'s family reads its intervals: the skew its design allows
+    for and its smallest level, split toward the claims' directions."""
+    layout = layout_of(spec.hypotheses)
+    skew = spec.seed_rounds.skew if spec.seed_rounds is not None else DEFAULT_SKEW
+    first = alpha / len(layout.claims) if layout.claims else alpha
+    return family_reading(first, bool(layout.claims), skew)
+
+
+def split_direction(h: Hypothesis) -> int | None:
+    """The direction a hypothesis's interval is split toward: its claim's,
+    for a confirmatory one; None (even) otherwise."""
+    return h.direction if family(h) == CONFIRMATORY else None
 
 
 def target(h: Hypothesis) -> Target:
@@ -147,16 +180,23 @@ def verdict(estimate: Estimate, h: Hypothesis) -> str:
     return UNDETERMINED
 
 
-def seeds_needed(log_ratios: Sequence[float], h: Hypothesis, alpha: float = ALPHA) -> int | None:
+def seeds_needed(
+    log_ratios: Sequence[float],
+    h: Hypothesis,
+    alpha: float = ALPHA,
+    reading: Reading | None = None,
+) -> int | None:
     """The fewest seeds likely (80%) to give a decisive verdict at level
-    ``alpha``, if the seeds so far tell the change and its spread; None if
-    they cannot (under two). Never fewer than MIN_INTERVAL_SEEDS, the fewest
-    a verdict needs."""
+    ``alpha`` in one look, read as ``reading`` says, if the seeds so far
+    tell the change and its spread; None if they cannot (under two). Never
+    fewer than MIN_INTERVAL_SEEDS, the fewest a verdict needs."""
     if len(log_ratios) < 2:
         return None
     effect = float(np.mean(log_ratios))
     sd = float(np.std(log_ratios, ddof=1))
-    return seeds_to_decisive(effect, sd, target(h), alpha=alpha)
+    return seeds_to_decisive(
+        effect, sd, target(h), alpha=alpha, reading=reading, split=split_direction(h) is not None
+    )
 
 
 def skewness(log_ratios: Sequence[float]) -> float | None:
@@ -304,6 +344,8 @@ class Observed:
     change: PairedChange
     look: int | None = None  # the sequential design's look, if in rounds
     design: SequentialDesign | None = None
+    reading: Reading = DEFAULT_READING  # the family's allowance, for one look
+    before_first_look: bool = False  # in rounds, short of the design's first look
 
     @property
     def log_ratios(self) -> list[float]:
@@ -317,74 +359,172 @@ def observe(
     rounds: Sequence[Round] = (),
     design: SequentialDesign | None = None,
     seeds_ran: int | None = None,
+    reading: Reading = DEFAULT_READING,
 ) -> Observed:
     """``design``: the seeds ran in rounds of this design, ``seeds_ran`` of
     them so far; the interval is then that look's repeated confidence
-    interval."""
-    samples, statistic = per_seed_samples(h, transfers, bandwidths, rounds)
-    seeds = seed_samples(h, samples)
-    look = None
+    interval (the first look's, with no verdict, before it)."""
+    transfers = list(transfers)
+    change = (
+        pooled_change(h, transfers, bandwidths, rounds)
+        if h.sizes
+        else _plain_change(h, transfers, bandwidths, rounds)
+    )
+    look, before = None, False
     if design is not None:
-        paired = sum(1 for sides in seeds if all(len(side) for side in sides))
-        look = design.look_of(seeds_ran if seeds_ran is not None else paired)
-    return Observed(h, seed_change(h, seeds, statistic), look, design)
+        found = design.look_of(seeds_ran if seeds_ran is not None else len(change.ratios))
+        look, before = (0, True) if found is None else (found, False)
+    return Observed(h, change, look, design, reading, before)
 
 
-def critical_value(o: Observed, alpha: float) -> float | None:
-    """The t value of the rule's interval at level ``alpha``: the design's
-    boundary at the look, or one look's over the seeds there are."""
+def _plain_change(
+    h: Hypothesis,
+    transfers: Sequence[TransferRow],
+    bandwidths: Sequence[ClientBandwidth],
+    rounds: Sequence[Round],
+) -> PairedChange:
+    samples, statistic = per_seed_samples(h, transfers, bandwidths, rounds)
+    return seed_change(h, seed_samples(h, samples), statistic)
+
+
+def pooled_ratios(
+    h: Hypothesis,
+    transfers: Sequence[TransferRow],
+    bandwidths: Sequence[ClientBandwidth],
+    rounds: Sequence[Round] = (),
+) -> list[tuple[int, float]]:
+    """(seed, ratio) of a hypothesis pooled over its sizes: per seed with a
+    ratio at every size, the geometric mean of the sizes' ratios (the mean
+    of their log ratios), so each size counts once."""
+    by_size = []
+    for size in h.sizes:
+        one = replace(h, size=size, sizes=())
+        samples, statistic = per_seed_samples(one, transfers, bandwidths, rounds)
+        ratios = {}
+        for seed, sides in seeded_samples(one, samples):
+            found = seed_change(one, [sides], statistic).ratios
+            if found:
+                ratios[seed] = found[0]
+        by_size.append(ratios)
+    common = sorted(set.intersection(*(set(r) for r in by_size)))
+    return [
+        (seed, math.exp(float(np.mean([math.log(r[seed]) for r in by_size])))) for seed in common
+    ]
+
+
+def pooled_change(
+    h: Hypothesis,
+    transfers: Sequence[TransferRow],
+    bandwidths: Sequence[ClientBandwidth],
+    rounds: Sequence[Round] = (),
+) -> PairedChange:
+    """The change of a hypothesis pooled over its sizes (no bootstrap: the
+    sizes of a seed share its clients)."""
+    ratios = [r for _, r in pooled_ratios(h, transfers, bandwidths, rounds)]
+    return PairedChange(ratio_change_ci(ratios), None, ratios)
+
+
+def critical_values(o: Observed, level: float) -> tuple[float, float] | None:
+    """The t values of the rule's interval at ``level`` (lower side, upper
+    side): the design's boundary at the look, or one look's over the seeds
+    there are; split toward the claim's direction for a confirmatory one."""
     n = len(o.change.ratios)
     if n < 2:
         return None
+    direction = split_direction(o.hypothesis)
     if o.design is None or o.look is None:
-        return one_look_critical(n, alpha)
-    return o.design.t_critical(o.look, n, alpha)
+        return criticals(o.reading.one_look(n), 0, n, level, direction)
+    return criticals(o.design, o.look, n, level, direction)
 
 
 def answer_at(o: Observed, alpha: float) -> Answer:
     """The answer with its interval at level ``alpha`` (no prediction yet)."""
-    critical = critical_value(o, alpha)
-    estimate = ratio_change_ci(o.change.ratios, critical=critical)
+    found_criticals = critical_values(o, alpha)
+    estimate = ratio_change_ci(o.change.ratios, critical=found_criticals)
     h = o.hypothesis
     found = verdict(estimate, h) if estimate.n >= MIN_INTERVAL_SEEDS else UNDETERMINED
+    held = None
+    if o.before_first_look and o.design is not None:
+        found, held = UNDETERMINED, f"before the design's first look ({o.design.looks[0]} seeds)"
+    low_t, high_t = found_criticals if found_criticals is not None else (None, None)
     return Answer(
         h,
         estimate,
         found,
         bootstrap=o.change.bootstrap,
-        critical=critical,
+        critical=high_t if h.direction < 0 else low_t,
         look=o.look,
         alpha=alpha,
         skewness=skewness(o.log_ratios),
+        critical_low=low_t,
+        held=held,
     )
 
 
 def with_prediction(a: Answer, o: Observed) -> Answer:
-    """An undetermined answer with the seeds that would decide it at its level."""
+    """An undetermined answer with the seeds that would decide it at its
+    level; a confirmatory one in rounds that needs more than the design's
+    ``max`` is futile."""
     if a.verdict != UNDETERMINED:
         return a
-    return replace(a, seeds_needed=seeds_needed(o.log_ratios, a.hypothesis, a.alpha))
+    needed = seeds_needed(o.log_ratios, a.hypothesis, a.alpha, o.reading)
+    futile = (
+        a.family == CONFIRMATORY
+        and o.design is not None
+        and not o.before_first_look
+        and needed is not None
+        and needed > o.design.looks[-1]
+    )
+    return replace(a, seeds_needed=needed, futile=futile)
+
+
+def decide_family(observed: Sequence[Observed], alpha: float = ALPHA) -> list[Answer]:
+    """Every answer: the exploratory ones at ``alpha`` each; the
+    confirmatory ones by the family's rule (runner/analyses/family.py),
+    each at the level where it was decided, or its level at the end; a
+    hypothesis gated behind its claim's undecided one has no verdict."""
+    layout = layout_of([o.hypothesis for o in observed])
+    found: dict[tuple[int, float], Answer] = {}
+
+    def at(j: int, level: float) -> Answer:
+        if (j, level) not in found:
+            found[(j, level)] = answer_at(observed[j], level)
+        return found[(j, level)]
+
+    def decides(rows: np.ndarray, j: int, levels: np.ndarray) -> np.ndarray:
+        return np.array([at(j, float(level)).verdict != UNDETERMINED for level in levels])
+
+    outcome = run_family(layout, decides, 1, alpha)
+    result = []
+    for j, o in enumerate(observed):
+        a = at(j, float(outcome.level[0, j]))
+        if outcome.gated[0, j]:
+            a = replace(a, verdict=UNDETERMINED, held=_gate_text(layout, observed, j))
+        result.append(with_prediction(a, o))
+    return _futile_chains(layout, result)
+
+
+def _gate_text(layout: FamilyShape, observed: Sequence[Observed], j: int) -> str:
+    chain = next(c for c in layout.claims if j in c)
+    before = observed[chain[chain.index(j) - 1]].hypothesis.name
+    return f"gated: tested once {before} is decided (its claim's committed order)"
+
+
+def _futile_chains(layout: FamilyShape, found: list[Answer]) -> list[Answer]:
+    """A claim's hypotheses after a futile one are futile too: they are
+    tested only once it is decided."""
+    for chain in layout.claims:
+        stuck = False
+        for j in chain:
+            if stuck and found[j].verdict == UNDETERMINED:
+                found[j] = replace(found[j], futile=True)
+            stuck = stuck or found[j].futile
+    return found
 
 
 def holm(observed: Sequence[Observed], alpha: float = ALPHA) -> list[Answer]:
-    """Every answer: the exploratory ones at ``alpha`` each; the confirmatory
-    ones by Holm's step-down: with k undecided, each at alpha / k; those a
-    step decides keep that step's answer, the rest go on to the next (a
-    larger share), until a step decides none (they keep its answer)."""
-    found = {
-        i: answer_at(o, alpha)
-        for i, o in enumerate(observed)
-        if family(o.hypothesis) == EXPLORATORY
-    }
-    pending = [i for i in range(len(observed)) if i not in found]
-    while pending:
-        step = {i: answer_at(observed[i], alpha / len(pending)) for i in pending}
-        decided = [i for i in pending if step[i].verdict != UNDETERMINED]
-        found.update({i: step[i] for i in decided or pending})
-        if not decided:
-            break
-        pending = [i for i in pending if i not in decided]
-    return [with_prediction(found[i], o) for i, o in enumerate(observed)]
+    """``decide_family``: with one hypothesis a claim, Holm's step-down."""
+    return decide_family(observed, alpha)
 
 
 def answer(
@@ -413,10 +553,19 @@ def answers(spec: Spec, layout: Layout, transfers: list[TransferRow]) -> list[An
     clients = CLIENTS.read_from(layout)
     bandwidths = per_client(transfers, clients)
     all_rounds = hypothesis_rounds(spec, layout, transfers)
-    design = SequentialDesign.of(spec)
-    return holm(
+    reading = reading_of(spec)
+    design = SequentialDesign.of(spec, reading.tails)
+    return decide_family(
         [
-            observe(h, transfers, bandwidths, all_rounds, design, len(shared_seeds(spec, h)))
+            observe(
+                h,
+                transfers,
+                bandwidths,
+                all_rounds,
+                design,
+                len(shared_seeds(spec, h)),
+                reading,
+            )
             for h in spec.hypotheses
         ]
     )
@@ -438,6 +587,7 @@ def hypothesis_fields(h: Hypothesis) -> dict[str, Any]:
         "metric": h.metric,
         "class": h.cls,
         "size_bytes": h.size,
+        "sizes_bytes": list(h.sizes) or None,
         "quantile": h.quantile,
         "phase": h.phase,
         "expect": h.expect,
@@ -508,6 +658,9 @@ def answer_record(
         "verdict": a.verdict,
         "seeds_needed": a.seeds_needed,
         "critical_t": a.critical if shown else None,
+        "critical_t_low": a.critical_low if shown else None,
+        "held": a.held,
+        "futile": a.futile,
         "look": a.look,
         "family": a.family,
         "alpha": a.alpha,
@@ -517,6 +670,7 @@ def answer_record(
         "cpu_hours": cpu,
         "claim": claim_record(h, claims, a.estimate),
         "extension": h.extension or None,
+        "exploratory": h.exploratory or None,
     }
 
 
@@ -544,6 +698,9 @@ def answer_from_record(record: Mapping[str, Any], h: Hypothesis) -> Answer:
         seeds_needed=record["seeds_needed"],
         bootstrap=from_data(Estimate | None, record["bootstrap"]),
         critical=record["critical_t"],
+        critical_low=record.get("critical_t_low"),
+        held=record.get("held"),
+        futile=bool(record.get("futile", False)),
         look=record["look"],
         alpha=float(record["alpha"]),
         skewness=record["skewness"],

@@ -5,8 +5,10 @@ once.
 hypothesis has a decisive verdict, or at ``max`` seeds
 (runner/analyses/seed_rounds.py); at each look the exploratory hypotheses
 are read at alpha each and the confirmatory ones by Holm's step-down over
-the family (runner/analyses/answers.holm). So the chance that the rounds
-decide every hypothesis, and the seeds they run, belong to the hypotheses
+the family (runner/analyses/family.py: one test per claim, Holm's
+step-down across claims). The rounds wait for the confirmatory family (for
+every hypothesis where the spec tests no claim). So the chance that the
+rounds decide them, and the seeds they run, belong to the hypotheses
 together: four hypotheses each decided by some ``max`` with 80% probability
 are all decided by it less often, and the rounds go on until the slowest is
 decided. This module simulates that rule on seeds drawn for every
@@ -40,10 +42,12 @@ from itertools import combinations
 
 import numpy as np
 
+from runner.analyses.family import FamilyShape, run_family
 from runner.analyses.power import MAX_SEEDS, MIN_SEEDS, PROBABILITY, Target, decisive
-from runner.analyses.sequential import ALPHA, SequentialDesign, one_look_critical
+from runner.analyses.sequential import ALPHA, Reading, SequentialDesign, criticals
+from runner.spec.model import DEFAULT_DECIDE_FROM
 
-FIRST_ROUND = 5  # the rules planned: seeds {min: 5, step: 2}
+FIRST_ROUND = 5  # the rules planned: seeds {min: 5, step: 2}, deciding from DEFAULT_DECIDE_FROM
 STEP = 2
 SIMULATED_UP_TO = 81  # rules with more seeds than this are approximated, not simulated
 # Beyond that, an O'Brien-Fleming rule with looks every 2 seeds needs about
@@ -53,6 +57,7 @@ SIMULATED_UP_TO = 81  # rules with more seeds than this are approximated, not si
 LAST_LOOK_INFLATION = 1.1
 MIN_COMMON_SEEDS = 3  # fewer seeds in common tell nothing of a correlation
 SHRINK = 0.5  # a pilot's correlations are taken halfway toward none
+DEFAULT_READING = Reading()
 REPS = 4000  # simulated experiments: a probability near 80% to about 0.6 points
 _SEED = 43
 
@@ -68,13 +73,14 @@ class Question:
     sd: float
     target: Target
     confirmatory: bool
+    claim: str | None = None  # its claim's id, in the family; a claim's are in committed order
 
 
 @dataclass(frozen=True)
 class JointOutcome:
-    all_decided: float  # P(every hypothesis decisive at a look, by the last)
+    all_decided: float  # P(every hypothesis the rounds wait for decisive, by the last look)
     confirmatory_decided: float  # P(every confirmatory one decisive where the rounds stop)
-    expected_seeds: float  # seeds run: the first look deciding all, else the last
+    expected_seeds: float  # seeds run: the first look deciding them, else the last
 
 
 @dataclass(frozen=True)
@@ -88,8 +94,27 @@ class JointRule:
     simulated: bool = True
 
 
-# A t value for a level: one look's critical value as a function of alpha.
-Critical = Callable[[float], float]
+# The (lower, upper) t values at a level, split toward a direction (or even: None).
+Critical = Callable[[float, int | None], tuple[float, float]]
+
+
+def family_shape(questions: Sequence[Question]) -> FamilyShape:
+    """The family of ``questions`` as runner/analyses/family.py takes it."""
+    chains: dict[str, list[int]] = {}
+    exploratory = []
+    for i, q in enumerate(questions):
+        if q.confirmatory:
+            chains.setdefault(q.claim or q.name, []).append(i)
+        else:
+            exploratory.append(i)
+    return FamilyShape(tuple(tuple(c) for c in chains.values()), tuple(exploratory))
+
+
+def waited_for(questions: Sequence[Question]) -> np.ndarray:
+    """Which hypotheses the rounds wait for: the confirmatory ones, or all
+    where none is."""
+    confirmatory = np.array([q.confirmatory for q in questions], dtype=bool)
+    return confirmatory if confirmatory.any() else np.ones(len(questions), dtype=bool)
 
 
 def correlation(per_seed: Sequence[Mapping[int, float]]) -> np.ndarray:
@@ -120,7 +145,7 @@ def correlation(per_seed: Sequence[Mapping[int, float]]) -> np.ndarray:
     return found
 
 
-def holm_decided(
+def family_decided(
     mean: np.ndarray,
     sd: np.ndarray,
     seeds: int,
@@ -130,39 +155,29 @@ def holm_decided(
 ) -> np.ndarray:
     """Which hypotheses (columns) of each simulated experiment (rows) are
     decisive at a look over ``seeds`` seeds whose log ratios have ``mean``
-    and ``sd``: the exploratory ones at ``alpha``; the confirmatory ones by
-    Holm's step-down as answers.holm takes it (with k undecided, each at
-    alpha / k; those a step decides keep it, the rest go on, until a step
-    decides none)."""
-    known: dict[float, float] = {}
+    and ``sd``: the exploratory ones at ``alpha``, the confirmatory ones by
+    the family's rule (runner/analyses/family.py), their intervals split
+    toward their claims' directions."""
+    known: dict[tuple[float, int | None], tuple[float, float]] = {}
 
-    def t_values(level: np.ndarray) -> np.ndarray:
-        """The t value at each row's level (few distinct: one per k)."""
+    def t_values(level: np.ndarray, direction: int | None) -> np.ndarray:
+        """The (lower, upper) t values at each row's level (few distinct)."""
         distinct, index = np.unique(level, return_inverse=True)
         for a in distinct:
-            if float(a) not in known:
-                known[float(a)] = critical(float(a))
-        return np.asarray(np.array([known[float(a)] for a in distinct])[index], dtype=float)
+            if (float(a), direction) not in known:
+                known[(float(a), direction)] = critical(float(a), direction)
+        return np.asarray([known[(float(a), direction)] for a in distinct], dtype=float)[index]
 
-    def decisive_at(rows: np.ndarray, level: np.ndarray) -> np.ndarray:
-        half = t_values(level)[:, None] * sd[rows] / math.sqrt(seeds)
+    def decides(rows: np.ndarray, j: int, level: np.ndarray) -> np.ndarray:
+        q = questions[j]
+        t = t_values(level, q.target.direction if q.confirmatory else None)
+        se = sd[rows, j] / math.sqrt(seeds)
         with np.errstate(over="ignore", invalid="ignore"):  # an early look can pass +inf
-            low, high = np.expm1(mean[rows] - half), np.expm1(mean[rows] + half)
-        return np.column_stack(
-            [decisive(low[:, j], high[:, j], q.target) for j, q in enumerate(questions)]
-        )
+            low = np.expm1(mean[rows, j] - t[:, 0] * se)
+            high = np.expm1(mean[rows, j] + t[:, 1] * se)
+        return decisive(low, high, q.target)
 
-    every = np.arange(len(mean))
-    confirmatory = np.array([q.confirmatory for q in questions])
-    decided: np.ndarray = decisive_at(every, np.full(len(mean), alpha)) & ~confirmatory
-    pending = np.broadcast_to(confirmatory, mean.shape).copy()
-    rows = every[pending.any(axis=1)]
-    while len(rows):
-        step = decisive_at(rows, alpha / pending[rows].sum(axis=1)) & pending[rows]
-        decided[rows] |= step
-        pending[rows] &= ~step
-        rows = rows[step.any(axis=1) & pending[rows].any(axis=1)]
-    return decided
+    return run_family(family_shape(questions), decides, len(mean), alpha).decided
 
 
 def _seed_draws(
@@ -194,18 +209,19 @@ def simulate_rule(
 ) -> JointOutcome:
     """The rule of runner/analyses/seed_rounds.py on simulated seeds: at each
     of ``design``'s looks every hypothesis's repeated confidence interval (the
-    design's t value at its level, as ``holm_decided``); stop at the first
-    look where all are decisive."""
+    design's t values at its level, as ``family_decided``); stop at the first
+    look where all the rounds wait for are decisive."""
     x = _seed_draws(questions, corr, design.looks[-1], reps)
     running = np.ones(reps, dtype=bool)
     seeds_run = np.full(reps, float(design.looks[-1]))
-    confirmatory = np.array([q.confirmatory for q in questions])
+    confirmatory = np.array([q.confirmatory for q in questions], dtype=bool)
+    waited = waited_for(questions)
     at_stop = np.zeros((reps, len(questions)), dtype=bool)
     for look, n in enumerate(design.looks):
         if not running.any():
             break
         seen = x[running, :n, :]
-        decided = holm_decided(
+        decided = family_decided(
             seen.mean(axis=1),
             seen.std(axis=1, ddof=1),
             n,
@@ -215,19 +231,19 @@ def simulate_rule(
         )
         rows = np.flatnonzero(running)
         at_stop[rows] = decided
-        done = decided.all(axis=1)
+        done = decided[:, waited].all(axis=1)
         seeds_run[rows[done]] = n
         running[rows[done]] = False
     return JointOutcome(
-        float(1 - running.mean()),
+        float((~running).mean()),
         _share_all(at_stop[:, confirmatory]),
         float(seeds_run.mean()),
     )
 
 
 def _look_critical(design: SequentialDesign, look: int, seeds: int) -> Critical:
-    """The t value of ``design``'s look over ``seeds`` seeds, at a level."""
-    return lambda level: design.t_critical(look, seeds, level)
+    """The t values of ``design``'s look over ``seeds`` seeds, at a level."""
+    return lambda level, direction: criticals(design, look, seeds, level, direction)
 
 
 def _share_all(decided: np.ndarray) -> float:
@@ -241,6 +257,7 @@ def fixed_size_outcome(
     seeds: int,
     alpha: float = ALPHA,
     reps: int = REPS,
+    reading: Reading = DEFAULT_READING,
 ) -> JointOutcome:
     """One look at ``seeds`` seeds (a fixed-size design, the rule's one-look
     t value at each hypothesis's level): the chance it decides every
@@ -254,11 +271,20 @@ def fixed_size_outcome(
     z = _correlated(rng, (reps,), corr)
     mean = effect + sd / math.sqrt(seeds) * z
     spread = sd * np.sqrt(rng.chisquare(seeds - 1, (reps, k)) / (seeds - 1))
-    decided = holm_decided(
-        mean, spread, seeds, questions, lambda level: one_look_critical(seeds, level), alpha
+    design = reading.one_look(seeds)
+    decided = family_decided(
+        mean,
+        spread,
+        seeds,
+        questions,
+        lambda level, direction: criticals(design, 0, seeds, level, direction),
+        alpha,
     )
-    confirmatory = np.array([q.confirmatory for q in questions])
-    return JointOutcome(_share_all(decided), _share_all(decided[:, confirmatory]), float(seeds))
+    confirmatory = np.array([q.confirmatory for q in questions], dtype=bool)
+    waited = waited_for(questions)
+    return JointOutcome(
+        _share_all(decided[:, waited]), _share_all(decided[:, confirmatory]), float(seeds)
+    )
 
 
 def _on_grid(seeds: int, first: int) -> int:
@@ -272,6 +298,8 @@ def smallest_rule(
     start: int,
     first: int = FIRST_ROUND,
     alpha: float = ALPHA,
+    reading: Reading = DEFAULT_READING,
+    decide_from: int = DEFAULT_DECIDE_FROM,
 ) -> JointRule:
     """The smallest ``max`` of seeds {min: first, step: STEP} whose rule decides
     every hypothesis with PROBABILITY, and the seeds it is expected to run;
@@ -287,12 +315,11 @@ def smallest_rule(
         return _undecidable()
     high = _on_grid(max(first, start), first)
     if high > SIMULATED_UP_TO:
-        return approximate_rule(questions, corr, alpha, high, first)
+        return approximate_rule(questions, corr, alpha, high, first, reading)
 
     def outcome(most: int) -> JointOutcome:
-        return simulate_rule(
-            questions, corr, SequentialDesign.from_rounds(first, most, STEP), alpha
-        )
+        design = reading.rounds(first, most, STEP, decide_from)
+        return simulate_rule(questions, corr, design, alpha)
 
     found = outcome(high)
     if found.all_decided >= PROBABILITY:
@@ -307,7 +334,7 @@ def smallest_rule(
         found = outcome(high)
         if found.all_decided >= PROBABILITY:
             return JointRule(high, found)
-    return approximate_rule(questions, corr, alpha, high + STEP, first)
+    return approximate_rule(questions, corr, alpha, high + STEP, first, reading)
 
 
 def approximate_rule(
@@ -316,6 +343,7 @@ def approximate_rule(
     alpha: float,
     at_least: int,
     first: int = FIRST_ROUND,
+    reading: Reading = DEFAULT_READING,
 ) -> JointRule:
     """A rule beyond SIMULATED_UP_TO seeds, not simulated: the fewest seeds
     whose fixed-size design decides every hypothesis with PROBABILITY (by
@@ -326,14 +354,17 @@ def approximate_rule(
     low, high = MIN_SEEDS, MAX_SEEDS + 1
     while low < high:
         mid = (low + high) // 2
-        if fixed_size_outcome(questions, corr, mid, alpha).all_decided >= PROBABILITY:
+        if fixed_size_outcome(questions, corr, mid, alpha, reading=reading).all_decided >= (
+            PROBABILITY
+        ):
             high = mid
         else:
             low = mid + 1
     most = _on_grid(max(at_least, math.ceil(low * LAST_LOOK_INFLATION)), first)
     if low > MAX_SEEDS or most > MAX_SEEDS:
         return _undecidable()
-    return JointRule(most, fixed_size_outcome(questions, corr, low, alpha), simulated=False)
+    found = fixed_size_outcome(questions, corr, low, alpha, reading=reading)
+    return JointRule(most, found, simulated=False)
 
 
 def _undecidable() -> JointRule:

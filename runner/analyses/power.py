@@ -21,8 +21,9 @@ from scipy import stats as scipy_stats
 
 from runner.analyses.sequential import (
     ALPHA,
+    Reading,
     SequentialDesign,
-    one_look_critical,
+    criticals,
     seed_draws,
     warm_one_look,
 )
@@ -63,17 +64,34 @@ def decisive(low: np.ndarray, high: np.ndarray, target: Target) -> np.ndarray:
 
 
 def _intervals(
-    rng: np.random.Generator, effect: float, sd: float, n: int, critical: float
+    rng: np.random.Generator, effect: float, sd: float, n: int, critical: tuple[float, float]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Simulated intervals (as changes) over n seeds."""
+    """Simulated intervals (as changes) over n seeds, ``critical`` the
+    lower and upper sides' t values."""
     mean = effect + sd / math.sqrt(n) * rng.standard_normal(_REPS)
     spread = sd * np.sqrt(rng.chisquare(n - 1, _REPS) / (n - 1))
-    half = critical * spread / math.sqrt(n)
-    return np.expm1(mean - half), np.expm1(mean + half)
+    se = spread / math.sqrt(n)
+    return np.expm1(mean - critical[0] * se), np.expm1(mean + critical[1] * se)
+
+
+def one_look_criticals(
+    n: int, alpha: float, target: Target, reading: Reading | None, split: bool
+) -> tuple[float, float]:
+    """The lower and upper t values of one look over n seeds at ``alpha``,
+    read as ``reading`` says (the default reading unless given), split
+    toward the target's direction where ``split``."""
+    design = (reading or Reading()).one_look(n)
+    return criticals(design, 0, n, alpha, target.direction if split else None)
 
 
 def decisive_probability(
-    effect: float, sd: float, n: int, target: Target, alpha: float = ALPHA
+    effect: float,
+    sd: float,
+    n: int,
+    target: Target,
+    alpha: float = ALPHA,
+    reading: Reading | None = None,
+    split: bool = False,
 ) -> float:
     """The chance that the rule's interval for one look over n seeds, at
     level ``alpha``, is decisive, when the true log change is ``effect``
@@ -81,7 +99,7 @@ def decisive_probability(
     if n < MIN_SEEDS:
         return 0.0
     rng = np.random.default_rng(n)
-    low, high = _intervals(rng, effect, sd, n, one_look_critical(n, alpha))
+    low, high = _intervals(rng, effect, sd, n, one_look_criticals(n, alpha, target, reading, split))
     return float(decisive(low, high, target).mean())
 
 
@@ -91,21 +109,28 @@ def seeds_to_decisive(
     target: Target,
     probability: float = PROBABILITY,
     alpha: float = ALPHA,
+    reading: Reading | None = None,
+    split: bool = False,
 ) -> int:
     """The fewest seeds (at least MIN_SEEDS) whose one-look interval at
     ``alpha`` is decisive with ``probability``; MAX_SEEDS + 1 if none up to
     MAX_SEEDS is."""
     if sd <= 0:
         return MIN_SEEDS
-    warm_one_look(alpha)
+    warm_one_look(alpha, (reading or Reading()).skew)
+
+    def enough(n: int) -> bool:
+        found = decisive_probability(effect, sd, n, target, alpha, reading, split)
+        return found >= probability
+
     low, high = MIN_SEEDS, 4
-    while decisive_probability(effect, sd, high, target, alpha) < probability:
+    while not enough(high):
         low, high = high, high * 2
         if low > MAX_SEEDS:
             return MAX_SEEDS + 1
     while low < high:  # the chance grows with n, up to simulation noise
         mid = (low + high) // 2
-        if decisive_probability(effect, sd, mid, target, alpha) >= probability:
+        if enough(mid):
             high = mid
         else:
             low = mid + 1
@@ -142,15 +167,17 @@ def simulate_rounds(
     for k, n in enumerate(design.looks):
         mean = x[:, :n].mean(axis=1)
         spread = x[:, :n].std(axis=1, ddof=1)
-        half = design.t_critical(k, n, alpha) * spread / math.sqrt(n)
+        level = design.alpha if alpha is None else alpha
+        below, above = criticals(design, k, n, level, None)
+        se = spread / math.sqrt(n)
         with np.errstate(over="ignore"):  # an early look's interval can pass +inf: no matter
-            low, high = np.expm1(mean - half), np.expm1(mean + half)
+            low, high = np.expm1(mean - below * se), np.expm1(mean + above * se)
         done = np.ones(reps, dtype=bool)
         for target in targets:
             done &= decisive(low, high, target)
         newly = done & ~stopped
         seeds_used[newly] = n
-        missed[newly] = (mean - half > effect)[newly] | (mean + half < effect)[newly]
+        missed[newly] = (mean - below * se > effect)[newly] | (mean + above * se < effect)[newly]
         stopped |= done
     return SequentialOutcome(float(stopped.mean()), float(seeds_used.mean()), float(missed.mean()))
 
@@ -159,7 +186,13 @@ _SPREAD_NODES = 16  # quantiles of a sample sd's distribution that decisive_chan
 
 
 def decisive_chance(
-    effect: np.ndarray, sd: np.ndarray, n: np.ndarray, target: Target, alpha: float = ALPHA
+    effect: np.ndarray,
+    sd: np.ndarray,
+    n: np.ndarray,
+    target: Target,
+    alpha: float = ALPHA,
+    reading: Reading | None = None,
+    split: bool = False,
 ) -> np.ndarray:
     """``decisive_probability`` without simulation, for many (effect, sd, n)
     at once: the chance over the seeds' mean in closed form (normal seeds),
@@ -173,13 +206,21 @@ def decisive_chance(
         )
     )
     distinct, index = np.unique(n, return_inverse=True)
-    critical = np.array([one_look_critical(int(k), alpha) for k in distinct])[index]
+    # Seen as a decrease (an increase from the other side): the upper side
+    # is the one toward the claim, the lower the one away from it.
+    sides = np.array(
+        [
+            _toward_away(one_look_criticals(int(k), alpha, target, reading, split), target)
+            for k in distinct
+        ]
+    ).reshape(-1, 2)[index]
     levels = (np.arange(_SPREAD_NODES) + 0.5) / _SPREAD_NODES
     spread = np.sqrt(scipy_stats.chi2.ppf(levels, distinct[:, None] - 1) / (distinct[:, None] - 1))[
         index
     ]
     root_n = np.sqrt(n)[:, None]
-    half = (critical * sd)[:, None] * spread / root_n
+    toward = (sides[:, 0] * sd)[:, None] * spread / root_n
+    away = (sides[:, 1] * sd)[:, None] * spread / root_n
     se = np.maximum(sd, 1e-300)[:, None] / root_n
     # An increase is a decrease seen from the other side.
     sign = -1.0 if target.direction > 0 else 1.0
@@ -190,12 +231,18 @@ def decisive_chance(
     def under(x: np.ndarray) -> np.ndarray:
         return np.asarray(scipy_stats.norm.cdf((x - mean) / se))
 
-    beyond = under(low - half)  # the whole interval past the smallest change
-    other_side = 1 - under(half)  # the whole interval on the other side of zero
-    inside = np.clip(under(high - half) - under(low + half), 0, None)  # within the band
+    beyond = under(low - toward)  # the whole interval past the smallest change
+    other_side = 1 - under(away)  # the whole interval on the other side of zero
+    inside = np.clip(under(high - toward) - under(low + away), 0, None)  # within the band
     # Inside the band and the other side overlap where the band reaches past the half width.
-    overlap = np.clip(under(high - half) - under(np.maximum(low + half, half)), 0, None)
+    overlap = np.clip(under(high - toward) - under(np.maximum(low + away, away)), 0, None)
     return np.asarray((beyond + other_side + inside - overlap).mean(axis=-1))
+
+
+def _toward_away(found: tuple[float, float], target: Target) -> tuple[float, float]:
+    """(lower, upper) t values as (toward the claim, away from it)."""
+    lower, upper = found
+    return (upper, lower) if target.direction < 0 else (lower, upper)
 
 
 def seeds_to_decisive_many(
@@ -204,6 +251,8 @@ def seeds_to_decisive_many(
     target: Target,
     probability: float = PROBABILITY,
     alpha: float = ALPHA,
+    reading: Reading | None = None,
+    split: bool = False,
 ) -> np.ndarray:
     """``seeds_to_decisive`` for many (effect, sd) at once, by
     ``decisive_chance``: the same search (doubling, then halving), each
@@ -213,21 +262,21 @@ def seeds_to_decisive_many(
     )
     low = np.full(effect.shape, MIN_SEEDS)
     high = np.full(effect.shape, 4)
-    short = (sd > 0) & (decisive_chance(effect, sd, high, target, alpha) < probability)
+
+    def chance(e: np.ndarray, s: np.ndarray, k: np.ndarray) -> np.ndarray:
+        return decisive_chance(e, s, k, target, alpha, reading, split)
+
+    short = (sd > 0) & (chance(effect, sd, high) < probability)
     while short.any():
         low, high = np.where(short, high, low), np.where(short, high * 2, high)
         short &= low <= MAX_SEEDS
-        short[short] = decisive_chance(effect[short], sd[short], high[short], target, alpha) < (
-            probability
-        )
+        short[short] = chance(effect[short], sd[short], high[short]) < probability
     beyond = low > MAX_SEEDS
     open_ = (low < high) & ~beyond & (sd > 0)
     while open_.any():
         mid = (low + high) // 2
         ok = np.zeros(effect.shape, dtype=bool)
-        ok[open_] = decisive_chance(effect[open_], sd[open_], mid[open_], target, alpha) >= (
-            probability
-        )
+        ok[open_] = chance(effect[open_], sd[open_], mid[open_]) >= probability
         high = np.where(open_ & ok, mid, high)
         low = np.where(open_ & ~ok, mid + 1, low)
         open_ &= low < high

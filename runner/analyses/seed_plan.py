@@ -48,8 +48,11 @@ from runner.analyses.answers import (
     first_step_alpha,
     hypothesis_rounds,
     per_seed_samples,
+    pooled_ratios,
+    reading_of,
     seed_change,
     seeded_samples,
+    split_direction,
 )
 from runner.analyses.client_bandwidth import ClientBandwidth
 from runner.analyses.joint_plan import (
@@ -61,6 +64,7 @@ from runner.analyses.joint_plan import (
     Question,
     correlation,
     smallest_rule,
+    waited_for,
 )
 from runner.analyses.plan_load import (
     busiest_by_role,
@@ -77,16 +81,17 @@ from runner.analyses.power import (
 )
 from runner.analyses.runs import complete, read_spec_runs
 from runner.analyses.seed_rounds import variants_compared
-from runner.analyses.sequential import ALPHA, SequentialDesign
-from runner.analyses.stats import ClientValues, resample_clients, resample_within
+from runner.analyses.sequential import ALPHA, Reading, SequentialDesign
+from runner.analyses.stats import ClientValues, resample_within
 from runner.analyses.workload_rounds import Round
 from runner.layout import Layout
 from runner.spec.hypotheses import Hypothesis
-from runner.spec.model import Spec
+from runner.spec.model import DEFAULT_DECIDE_FROM, Spec
 from runner.tables.runs import RunRow
 from runner.tables.schema import RelayLoad, TransferRow
 
 PROBABILITY = 0.8
+DEFAULT_READING = Reading()
 LOADED = 0.5  # a busiest relay busier than this on average: the network is loaded
 _BOOTSTRAP = 300
 
@@ -119,14 +124,26 @@ def _log_var(draws: Iterable[float]) -> float:
     return float(np.var(logs, ddof=1)) if len(logs) > 1 else 0.0
 
 
-def client_variance(side: ClientValues, statistic: Any, rng: np.random.Generator) -> float:
-    """The variance of the log of a seed's statistic between its measured
-    clients (their transfers' noise included): the bootstrap variance when
-    the clients are resampled, times n / (n - 1) for n clients, since the
+def paired_client_variance(
+    values: ClientValues, reference: ClientValues, statistic: Any, rng: np.random.Generator
+) -> float:
+    """The variance of a seed's log ratio between its measured clients
+    (their transfers' noise included): the bootstrap variance when the
+    clients are resampled, the same draw of clients in both arms (the same
+    clients ran in both), times n / (n - 1) for n clients, since the
     bootstrap's is that much too small (half with two clients)."""
-    n = len(side)
-    boot = _log_var(statistic(resample_clients(side, rng)) for _ in range(_BOOTSTRAP))
-    return boot * n / (n - 1)
+    names = sorted(set(values) & set(reference))
+    n = len(names)
+    if n < 2:
+        return 0.0
+    draws = []
+    for _ in range(_BOOTSTRAP):
+        picks = [names[k] for k in rng.integers(0, n, n)]
+        top = statistic({f"{c}/{i}": values[c] for i, c in enumerate(picks)})
+        bottom = statistic({f"{c}/{i}": reference[c] for i, c in enumerate(picks)})
+        if top > 0 and bottom > 0:
+            draws.append(top / bottom)
+    return _log_var(draws) * n / (n - 1)
 
 
 def transfer_variance(side: ClientValues, statistic: Any, rng: np.random.Generator) -> float:
@@ -136,6 +153,11 @@ def transfer_variance(side: ClientValues, statistic: Any, rng: np.random.Generat
     return _log_var(statistic(resample_within(side, rng)) for _ in range(_BOOTSTRAP))
 
 
+# From this many paired seeds the total is the seeds' own spread, and the
+# parts split off it never add up to more than it.
+OWN_SPREAD_SEEDS = 3
+
+
 def spread(
     h: Hypothesis,
     transfers: Sequence[TransferRow],
@@ -143,23 +165,17 @@ def spread(
     rounds: Sequence[Round] = (),
 ) -> Spread | None:
     """The parts of one hypothesis's spread; None under two paired seeds.
-    The client part is the clients' own (what resampling the clients adds
-    beyond their transfers' noise), so that more clients and a longer
-    measurement are each credited once. An interaction's spread is its
-    seeds' spread alone (no part is split off for clients or transfers)."""
+    The client part is the clients' own (what resampling the clients, the
+    same ones in both arms, adds beyond their transfers' noise), so that
+    more clients and a longer measurement are each credited once. From
+    OWN_SPREAD_SEEDS seeds the seeds' own spread is the total the design
+    as run predicts: where the within-seed bootstraps exceed it, they are
+    scaled down to fit inside it. An interaction's or a pooled hypothesis's
+    spread is its seeds' spread alone (no part is split off)."""
+    if h.sizes or h.interaction is not None:
+        return _seeds_only(h, transfers, bandwidths, rounds)
     samples, statistic = per_seed_samples(h, transfers, bandwidths, rounds)
     seeded = seeded_samples(h, samples)
-    if h.interaction is not None:
-        per_seed = tuple(
-            (seed, math.log(ratios[0]))
-            for seed, sides in seeded
-            if (ratios := seed_change(h, [sides], statistic).ratios)
-        )
-        if len(per_seed) < 2:
-            return None
-        logs_ = [log for _, log in per_seed]
-        var = float(np.var(logs_, ddof=1))
-        return Spread(h.name, len(logs_), float(np.mean(logs_)), var, None, None, var, per_seed)
     rng = np.random.default_rng(0)
     logs, client_parts, transfer_parts, paired_seeds = [], [], [], []
     for seed, (values, reference) in seeded:
@@ -173,13 +189,19 @@ def spread(
         within = sum(transfer_variance(side, statistic, rng) for side in (values, reference))
         transfer_parts.append(within)
         if min(len(values), len(reference)) > 1:
-            between = sum(client_variance(side, statistic, rng) for side in (values, reference))
+            between = paired_client_variance(values, reference, statistic, rng)
             client_parts.append(max(between - within, 0.0))
     if len(logs) < 2:
         return None
     total = float(np.var(logs, ddof=1))
     transfer_part = float(np.mean(transfer_parts))
     client_part = float(np.mean(client_parts)) if client_parts else None
+    parts = transfer_part + (client_part or 0.0)
+    if len(logs) >= OWN_SPREAD_SEEDS and parts > total:
+        # The seeds agree more than the bootstraps say: trust the seeds.
+        scale = total / parts
+        transfer_part *= scale
+        client_part = None if client_part is None else client_part * scale
     between = max(total - transfer_part - (client_part or 0.0), 0.0)
     return Spread(
         h.name,
@@ -191,6 +213,31 @@ def spread(
         between,
         tuple(zip(paired_seeds, logs, strict=True)),
     )
+
+
+def _seeds_only(
+    h: Hypothesis,
+    transfers: Sequence[TransferRow],
+    bandwidths: Sequence[ClientBandwidth],
+    rounds: Sequence[Round],
+) -> Spread | None:
+    """The spread of an interaction or a pooled hypothesis: its seeds' alone."""
+    if h.sizes:
+        per_seed = tuple(
+            (seed, math.log(r)) for seed, r in pooled_ratios(h, transfers, bandwidths, rounds)
+        )
+    else:
+        samples, statistic = per_seed_samples(h, transfers, bandwidths, rounds)
+        per_seed = tuple(
+            (seed, math.log(ratios[0]))
+            for seed, sides in seeded_samples(h, samples)
+            if (ratios := seed_change(h, [sides], statistic).ratios)
+        )
+    if len(per_seed) < 2:
+        return None
+    logs = [log for _, log in per_seed]
+    var = float(np.var(logs, ddof=1))
+    return Spread(h.name, len(logs), float(np.mean(logs)), var, None, None, var, per_seed)
 
 
 @dataclass(frozen=True)
@@ -428,11 +475,14 @@ def hypothesis_correlation(
 
 
 def plan_questions(
-    spreads: dict[str, Spread], hypotheses: Sequence[Hypothesis], alt: Alternative
+    spreads: dict[str, Spread],
+    hypotheses: Sequence[Hypothesis],
+    alt: Alternative,
+    reading: Reading = DEFAULT_READING,
 ) -> tuple[dict[str, int], list[Question]]:
     """Per hypothesis with a spread, under design ``alt``: the seeds a
-    fixed-size design needs (at Holm's first-step level) and the question
-    the joint simulation asks."""
+    fixed-size design needs (at the family's first-step level, read as
+    ``reading`` says) and the question the joint simulation asks."""
     fixed: dict[str, int] = {}
     questions = []
     for h in hypotheses:
@@ -442,16 +492,32 @@ def plan_questions(
         sd = math.sqrt(s.predicted(alt.clients, alt.relays, alt.measure))
         target = Target(h.direction, h.smallest_change)
         alpha = first_step_alpha(h, hypotheses)
-        fixed[h.name] = seeds_to_decisive(s.effect, sd, target, PROBABILITY, alpha)
-        questions.append(Question(h.name, s.effect, sd, target, family(h) == CONFIRMATORY))
+        split = split_direction(h) is not None
+        fixed[h.name] = seeds_to_decisive(
+            s.effect, sd, target, PROBABILITY, alpha, reading=reading, split=split
+        )
+        confirmatory = family(h) == CONFIRMATORY
+        claim = h.claim.id if confirmatory and h.claim is not None else None
+        questions.append(Question(h.name, s.effect, sd, target, confirmatory, claim))
     return fixed, questions
 
 
-def _joint_rule(fixed: dict[str, int], questions: list[Question], corr: np.ndarray) -> JointRule:
-    """The joint rule, searched from the most seeds one hypothesis needs."""
+def _joint_rule(
+    fixed: dict[str, int],
+    questions: list[Question],
+    corr: np.ndarray,
+    reading: Reading = DEFAULT_READING,
+    decide_from: int = DEFAULT_DECIDE_FROM,
+) -> JointRule:
+    """The joint rule, searched from the most seeds one hypothesis the
+    rounds wait for needs."""
     if not questions:
         return JointRule(0, JointOutcome(math.nan, math.nan, 0.0))
-    return smallest_rule(questions, corr, max(fixed.values()))
+    waited = waited_for(questions)
+    start = max(fixed[q.name] for q, w in zip(questions, waited, strict=True) if w)
+    return smallest_rule(
+        questions, corr, start, alpha=ALPHA, reading=reading, decide_from=decide_from
+    )
 
 
 def predict(
@@ -466,6 +532,8 @@ def predict(
     base: Alternative = Alternative("pilot"),
     later_variants: int | None = None,
     base_demand: float | None = None,
+    reading: Reading = DEFAULT_READING,
+    decide_from: int = DEFAULT_DECIDE_FROM,
 ) -> list[Prediction]:
     """``measure_share``: the measurement's share of the simulated time;
     ``busiest``: per relay role, the pilot's busiest relay's utilisation;
@@ -482,8 +550,8 @@ def predict(
     _, corr = hypothesis_correlation(spreads, hypotheses)
     for index, named in enumerate(alternatives):
         alt = named.on(base)
-        fixed, questions = plan_questions(spreads, hypotheses, alt)
-        joint = _joint_rule(fixed, questions, corr)
+        fixed, questions = plan_questions(spreads, hypotheses, alt, reading)
+        joint = _joint_rule(fixed, questions, corr, reading, decide_from)
         most, expected = joint.rule_max, joint.outcome.expected_seeds
         share = (1 - measure_share) * alt.bootstrap + measure_share * alt.measure
         per_run = cost.run_cpu_s(alt.clients, alt.relays, alt.measure, share) if cost else math.nan
@@ -519,7 +587,9 @@ def predict(
                 joint.outcome.all_decided,
                 joint.outcome.confirmatory_decided,
                 joint.simulated,
-                seeds_needed_interval(spreads, hypotheses, alt) if index == 0 else None,
+                seeds_needed_interval(spreads, hypotheses, alt, reading=reading)
+                if index == 0
+                else None,
             )
         )
     return found
@@ -534,6 +604,7 @@ def seeds_needed_interval(
     hypotheses: Sequence[Hypothesis],
     alt: Alternative,
     draws: int = INTERVAL_DRAWS,
+    reading: Reading = DEFAULT_READING,
 ) -> tuple[int, int] | None:
     """An 80% interval on the seeds a fixed-size design ``alt`` needs to
     decide every hypothesis, for what the pilot's few seeds leave unknown of
@@ -571,8 +642,10 @@ def seeds_needed_interval(
         sds = np.sqrt(s.predicted(alt.clients, alt.relays, alt.measure) * factor)
         target = Target(h.direction, h.smallest_change)
         alpha = first_step_alpha(h, hypotheses)
+        split = split_direction(h) is not None
         needed = np.maximum(
-            needed, seeds_to_decisive_many(effects, sds, target, PROBABILITY, alpha)
+            needed,
+            seeds_to_decisive_many(effects, sds, target, PROBABILITY, alpha, reading, split),
         )
     low, high = np.quantile(needed, INTERVAL, method="inverted_cdf")
     return int(low), int(high)
@@ -706,6 +779,8 @@ def make_plan(
         base,
         later_variants(planned),
         class_demand(spec, planned, transfers) if target else None,
+        reading_of(planned),
+        planned.seed_rounds.decide_from if planned.seed_rounds else DEFAULT_DECIDE_FROM,
     )
     return Plan(
         tuple(sorted(seeds)),

@@ -30,8 +30,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from runner.analyses.answers import CONFIRMATORY, UNDETERMINED, Answer, family
-from runner.analyses.sequential import ALPHA, SKEW, SequentialDesign
+from runner.analyses.answers import CONFIRMATORY, UNDETERMINED, Answer, family, reading_of
+from runner.analyses.sequential import SequentialDesign
 from runner.errors import SpecError
 from runner.layout import Layout
 from runner.manifest import write_json_atomic
@@ -53,13 +53,26 @@ class RoundResult:
     criticals: dict[str, float | None] = field(default_factory=dict)  # hypothesis -> its t
 
 
+def deciding(found: list[Answer]) -> list[Answer]:
+    """The answers the rounds wait for: the confirmatory family's, or every
+    hypothesis's where the spec tests no claim."""
+    confirmatory = [a for a in found if a.family == CONFIRMATORY]
+    return confirmatory or list(found)
+
+
+def still_open(found: list[Answer]) -> list[Answer]:
+    """The answers the rounds still draw seeds for: undetermined and not futile."""
+    return [a for a in deciding(found) if a.verdict == UNDETERMINED and not a.futile]
+
+
 def all_answered(found: list[Answer]) -> bool:
-    """Every hypothesis decisive (under 3 seeds none is: see Answer.too_few)."""
-    return all(a.verdict != UNDETERMINED for a in found)
+    """Every hypothesis the rounds wait for decisive or futile (under 3
+    seeds none is decisive: see Answer.too_few)."""
+    return not still_open(found)
 
 
 def design(spec: Spec) -> SequentialDesign:
-    found = SequentialDesign.of(spec)
+    found = SequentialDesign.of(spec, reading_of(spec).tails)
     assert found is not None
     return found
 
@@ -75,7 +88,7 @@ def next_seeds(spec: Spec, seeds: tuple[int, ...]) -> tuple[int, ...]:
 def needed_variants(spec: Spec, found: list[Answer]) -> set[str]:
     """The variants the undetermined hypotheses compare, with the variants
     theirs take measured parameters from."""
-    return variants_compared(spec, [a.hypothesis for a in found if a.verdict == UNDETERMINED])
+    return variants_compared(spec, [a.hypothesis for a in still_open(found)])
 
 
 def variants_compared(spec: Spec, hypotheses: Iterable[Hypothesis]) -> set[str]:
@@ -116,13 +129,18 @@ def stop_reason(spec: Spec, rounds: list[RoundResult], found: list[Answer]) -> s
     seeds = len(rounds[-1].seeds)
     critical = rounds[-1].critical
     at = f" (t = {critical:.2f})" if critical is not None else ""
+    futile = [a.hypothesis.name for a in deciding(found) if a.futile]
+    futile_text = f"; futile (the design cannot decide them): {', '.join(futile)}" if futile else ""
     if rounds[-1].answered:
         return (
-            f"after {seeds} seeds every hypothesis had a decisive verdict at look "
-            f"{len(rounds)}'s boundary{at}"
+            f"after {seeds} seeds every hypothesis the rounds wait for had a decisive verdict "
+            f"at look {len(rounds)}'s boundary{at}{futile_text}"
         )
-    open_ones = ", ".join(a.hypothesis.name for a in found if a.verdict == UNDETERMINED)
-    return f"reached the most seeds the spec allows ({seeds}){at}; still undetermined: {open_ones}"
+    open_ones = ", ".join(a.hypothesis.name for a in still_open(found))
+    return (
+        f"reached the most seeds the spec allows ({seeds}){at}; still undetermined: "
+        f"{open_ones}{futile_text}"
+    )
 
 
 def run_in_rounds(
@@ -218,19 +236,26 @@ def write_rounds(
 
 def rule_record(spec: Spec) -> dict[str, Any]:
     """The design and its boundaries: at 5% (an exploratory hypothesis)
-    and at the first step of Holm's over the confirmatory ones (5% / k)."""
+    and, for the family's first step (5% over its claims), each side's."""
     assert spec.seed_rounds is not None
     plan = design(spec)
     confirmatory = sum(family(h) == CONFIRMATORY for h in spec.hypotheses)
+    claims = {h.claim.id for h in spec.hypotheses if h.claim is not None and not h.exploratory}
     record: dict[str, Any] = {
         **design_keys(spec),
         "looks": list(plan.looks),
-        "skew": SKEW,
+        "skew": plan.skew,
+        "allowance": round(plan.ratio, 4),
         "t_boundaries": _rounded(plan.boundaries()),
         "confirmatory": confirmatory,
+        "claims": len(claims),
     }
-    if confirmatory:
-        record["family_t_boundaries"] = _rounded(plan.boundaries(ALPHA / confirmatory))
+    if claims:
+        lower, upper = plan.tails
+        record["family_t_boundaries"] = {
+            "toward": _rounded(plan.side_boundaries(upper)),
+            "away": _rounded(plan.side_boundaries(lower)),
+        }
     return record
 
 
@@ -238,11 +263,12 @@ def _rounded(bounds: Sequence[float]) -> list[float]:
     return [round(t, 4) for t in bounds]
 
 
-def design_keys(spec: Spec) -> dict[str, int]:
+def design_keys(spec: Spec) -> dict[str, Any]:
     """What a design is: ``seeds: {min, max, step}``."""
     assert spec.seed_rounds is not None
     r = spec.seed_rounds
-    return {"min": r.min, "max": r.max, "step": r.step}
+    keys: dict[str, Any] = {"min": r.min, "max": r.max, "step": r.step}
+    return keys
 
 
 def check_design(spec: Spec, layout: Layout, new_design: bool) -> list[dict[str, Any]]:

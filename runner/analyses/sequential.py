@@ -27,14 +27,23 @@ crossed before).
 Those boundaries assume the seeds' log ratios are normal. They are not
 always: a few networks can move a change far more than the rest, and with
 log ratios skewed like that t statistics from a handful of seeds cross far
-boundaries more often than normal theory says (the first looks most). The
-rule therefore uses the normal-theory boundaries at a lower level alpha*,
-chosen by simulation so that on seeds whose log ratios are as skewed as a
-shifted lognormal of skewness SKEW (mean 0: no change) the whole rule
-errs at alpha; on normal seeds it errs less. Widening by the seeds' own
-skewness instead does not keep the rate: a handful of seeds rarely show
-the skew that misleads them. ``tests/test_sequential.py`` checks the error
-rate of the whole rule on other simulated seeds, normal and skewed.
+boundaries more often than normal theory says, on one side most (the first
+looks most). The rule therefore uses the normal-theory boundaries at a
+lower level: each one-sided tail share q is read at ratio * q, the ratio
+found once per family (``allowance``) by simulation so that on seeds whose
+log ratios are as skewed as the design's ``skew`` (a shifted lognormal;
+mean 0: no change) the heavier side of the smallest share the family uses
+errs at that share. Larger shares then err less than theirs: the ratio a
+share needs grows with the share. Widening by the seeds' own skewness
+instead does not keep the rate: a handful of seeds rarely show the skew
+that misleads them. ``tests/test_sequential.py`` and ``tests/test_family.py``
+check the error rate of the whole rule on simulated seeds, normal, lognormal
+and exponential-shaped.
+
+A hypothesis that names the direction of its claim reads its interval with
+TOWARD of its level on the side that would support the claim and the rest
+on the other: the verdict the claim asks about is decided sooner, and the
+family's error rate is the same.
 """
 
 from __future__ import annotations
@@ -50,7 +59,8 @@ from scipy import stats as scipy_stats
 from runner.spec.model import Spec
 
 ALPHA = 0.05
-SKEW = 2.0  # the skewness of seeds' log ratios the rule keeps its error rate for
+TOWARD = 0.8  # a directional claim's share of its level on the side that supports it
+CALIBRATED_SKEW = 1.0  # the skew a design allows for where it states none
 
 _PATHS = 400_000  # simulated rounds of seeds per design: boundaries to about 0.03 points
 _PATH_SEED = 29  # fixed, so that a design's boundaries (and reports) are reproducible
@@ -77,27 +87,61 @@ def lognormal_sigma(skew: float) -> float:
     return float(optimize.brentq(excess, 1e-6, 5.0))
 
 
-def seed_draws(rng: np.random.Generator, skew: float, size: int | tuple[int, ...]) -> np.ndarray:
+SHAPES = ("lognormal", "gamma")  # the skewed shapes the allowance holds for
+
+
+def seed_draws(
+    rng: np.random.Generator,
+    skew: float,
+    size: int | tuple[int, ...],
+    shape: str = "lognormal",
+) -> np.ndarray:
     """Seeds' log ratios with no change, standardised (mean 0, sd 1): normal
-    for ``skew`` 0, otherwise a shifted lognormal of that skewness (a long
-    right tail: a few networks move the change far more than the rest)."""
+    for ``skew`` 0, otherwise a long right tail (a few networks move the
+    change far more than the rest) of skewness ``skew``: a shifted
+    lognormal, or with ``shape`` "gamma" a shifted gamma (at skewness 2 an
+    exponential), whose tail is heavier near its mean; "exponential" is
+    the gamma of skewness 2 whatever ``skew`` says."""
+    if shape == "exponential":
+        return rng.standard_exponential(size) - 1.0
     if skew == 0:
         return rng.standard_normal(size)
+    if shape == "gamma":
+        k = 4 / (skew * skew)
+        return (rng.standard_gamma(k, size) - k) / math.sqrt(k)
     sigma = lognormal_sigma(skew)
     w = math.exp(sigma * sigma)
     x = rng.lognormal(0.0, sigma, size)
     return (x - math.sqrt(w)) / math.sqrt((w - 1) * w)
 
 
+def skewed_from_normal(z: np.ndarray, skew: float, shape: str = "lognormal") -> np.ndarray:
+    """``seed_draws``' shapes from standard normals ``z`` (which may be
+    correlated): each transformed alone, so draws keep their shape and
+    nearly their correlation."""
+    if shape == "exponential":
+        shape, skew = "gamma", 2.0
+    if skew == 0:
+        return z
+    if shape == "gamma":
+        k = 4 / (skew * skew)
+        x = scipy_stats.gamma.isf(scipy_stats.norm.sf(z), k)
+        return np.asarray((x - k) / math.sqrt(k))
+    sigma = lognormal_sigma(skew)
+    w = math.exp(sigma * sigma)
+    return np.asarray((np.exp(sigma * z) - math.sqrt(w)) / math.sqrt((w - 1) * w))
+
+
 class _Rounds:
     """Simulated rounds of seeds with no change (seeds drawn as
-    ``seed_draws``, ``_PATHS`` rounds from a fixed generator), and the |t|
-    of their mean at the seed counts asked for. Every design's looks read
-    the same rounds, grown seed by seed as a design needs more; the |t| at
-    a count already passed but not kept are found by drawing them again."""
+    ``seed_draws``, ``_PATHS`` rounds from a fixed generator), and the signed
+    t of their mean at the seed counts asked for. Every design's looks read
+    the same rounds, grown seed by seed as a design needs more; the t at a
+    count already passed but not kept are found by drawing them again."""
 
-    def __init__(self, skew: float) -> None:
+    def __init__(self, skew: float, shape: str = "lognormal") -> None:
         self.skew = skew
+        self.shape = shape
         self.columns: dict[int, np.ndarray] = {}
         self._restart()
 
@@ -108,7 +152,7 @@ class _Rounds:
         self.squares = np.zeros(_PATHS)
 
     def t(self, looks: tuple[int, ...]) -> list[np.ndarray]:
-        """|t| at each of ``looks`` seeds, a column per look."""
+        """t at each of ``looks`` seeds, a column per look."""
         wanted = set(looks) - set(self.columns)
         if any(n <= self.seeds for n in wanted):
             wanted |= set(self.columns)
@@ -118,25 +162,27 @@ class _Rounds:
         return [self.columns[n] for n in looks]
 
     def _add_seed(self, keep: set[int]) -> None:
-        x = seed_draws(self.rng, self.skew, _PATHS)
+        x = seed_draws(self.rng, self.skew, _PATHS, self.shape)
         self.total += x
         self.squares += x * x
         self.seeds = n = self.seeds + 1
         if n in keep:
             mean = self.total / n
             sd = np.sqrt(np.maximum(self.squares - n * mean * mean, 0.0) / (n - 1))
-            self.columns[n] = (np.abs(mean) / (sd / math.sqrt(n))).astype(np.float32)
+            self.columns[n] = (mean / (sd / math.sqrt(n))).astype(np.float32)
 
 
 @cache
-def _rounds(skew: float) -> _Rounds:
-    return _Rounds(skew)
+def _rounds(skew: float, shape: str) -> _Rounds:
+    return _Rounds(skew, shape)
 
 
-def look_statistics(looks: tuple[int, ...], skew: float) -> list[np.ndarray]:
-    """|t| of the seeds' mean at each look (a column per look) over the
-    simulated rounds with no change, seeds of skewness ``skew``."""
-    return _rounds(skew).t(looks)
+def look_statistics(
+    looks: tuple[int, ...], skew: float, shape: str = "lognormal"
+) -> list[np.ndarray]:
+    """t of the seeds' mean at each look (a column per look) over the
+    simulated rounds with no change, seeds of skewness ``skew`` and ``shape``."""
+    return _rounds(skew, "lognormal" if skew == 0 else shape).t(looks)
 
 
 def _quantile_bound(n: int, share: float) -> float:
@@ -159,8 +205,9 @@ def t_boundaries(looks: tuple[int, ...], alpha: float = ALPHA) -> tuple[float, .
     O'Brien-Fleming-type function: the first look's is exact; a later look's
     is the one the simulated rounds not yet stopped cross with the
     probability that look may spend, or the t quantile of that share where
-    too few would cross to place it."""
-    paths = look_statistics(looks, 0.0) if len(looks) > 1 else []
+    too few would cross to place it. One side of a boundary at ``alpha``
+    is a one-sided boundary at alpha / 2."""
+    paths = [np.abs(t) for t in look_statistics(looks, 0.0)] if len(looks) > 1 else []
     alive = np.ones(_PATHS, dtype=bool)
     spent_before = 0.0
     bounds = []
@@ -178,100 +225,210 @@ def t_boundaries(looks: tuple[int, ...], alpha: float = ALPHA) -> tuple[float, .
     return tuple(bounds)
 
 
+def crossing_error(
+    looks: tuple[int, ...], lower: tuple[float, ...], upper: tuple[float, ...], skew: float
+) -> float:
+    """The share of simulated rounds with no change (seeds of skewness
+    ``skew``) whose t crosses some look's ``upper`` boundary or falls past
+    some look's ``lower`` one (both positive), in the shape (SHAPES) and
+    with the skewed tail on the side (seeds' skew can run either way) that
+    errs most."""
+    totals = []
+    for shape in SHAPES:
+        statistics = look_statistics(looks, skew, shape)
+        for sign in (1.0, -1.0):
+            crossed = np.zeros(_PATHS, dtype=bool)
+            for t, low, high in zip(statistics, lower, upper, strict=True):
+                crossed |= (sign * t > high) | (sign * t < -low)
+            totals.append(float(crossed.mean()))
+    return max(totals)
+
+
 def error_rate(looks: tuple[int, ...], bounds: tuple[float, ...], skew: float) -> float:
     """The share of simulated rounds with no change (seeds of skewness
-    ``skew``) that cross some look's boundary."""
+    ``skew``) that cross some look's boundary on either side."""
     crossed = np.zeros(_PATHS, dtype=bool)
     for t, bound in zip(look_statistics(looks, skew), bounds, strict=True):
-        crossed |= t > bound
+        crossed |= np.abs(t) > bound
     return float(crossed.mean())
 
 
 @cache
-def calibrated_alpha(looks: tuple[int, ...], alpha: float = ALPHA, skew: float = SKEW) -> float:
-    """alpha*: the level whose normal-theory boundaries err at ``alpha`` on
-    seeds of skewness ``skew`` (``alpha`` itself where they err no more)."""
+def allowance(looks: tuple[int, ...], tails: tuple[float, float], skew: float) -> float:
+    """The skew allowance: the ratio (at most 1) by which every one-sided
+    share of a family is read, so that an interval whose sides have the
+    one-sided shares ``tails`` (lower, upper), each read at ratio * share,
+    errs at most at their sum for seeds of skewness ``skew``, lognormal or
+    gamma (exponential at skewness 2), skewed either way. Found once per
+    family, at its smallest level (the claims' first step), and applied to
+    all its levels: a larger level needs a larger ratio, so it then errs
+    less than its level."""
+    total = sum(tails)
 
-    def errs(level: float) -> float:
-        return error_rate(looks, t_boundaries(looks, level), skew)
+    def errs(ratio: float) -> float:
+        lower, upper = (t_boundaries(looks, 2 * ratio * tail) for tail in tails)
+        return crossing_error(looks, lower, upper, skew)
 
-    if skew == 0 or errs(alpha) <= alpha:
-        return alpha
-    low, high = alpha / 1000, alpha
+    if skew == 0 or errs(1.0) <= total:
+        return 1.0
+    low, high = 1e-3, 1.0
     for _ in range(_SEARCH_STEPS):
         mid = math.sqrt(low * high)
-        low, high = (mid, high) if errs(mid) <= alpha else (low, mid)
+        low, high = (mid, high) if errs(mid) <= total else (low, mid)
     return low
 
 
-def rule_boundaries(looks: tuple[int, ...], alpha: float = ALPHA) -> tuple[float, ...]:
-    """The boundaries the rule uses at level ``alpha``: normal theory at
-    alpha*, so that seeds as skewed as SKEW err at ``alpha``."""
-    return t_boundaries(looks, calibrated_alpha(looks, alpha))
+def side_tails(weight: float, direction: int | None) -> tuple[float, float]:
+    """(lower, upper) one-sided tail shares of an interval at level
+    ``weight``: TOWARD of it on the side that supports a claim of
+    ``direction`` (-1: the upper bound decides a decrease; +1: the lower an
+    increase), the rest on the other; half each without a direction."""
+    if direction is None:
+        return weight / 2, weight / 2
+    toward, away = TOWARD * weight, (1 - TOWARD) * weight
+    return (away, toward) if direction < 0 else (toward, away)
 
 
-def one_look_critical(seeds: int, alpha: float = ALPHA) -> float:
-    """The rule's t value for one look at ``seeds`` seeds (a fixed design).
-    Over more than _CALIBRATED_SEEDS seeds, the t quantile at the level
-    calibrated for that many: skew misleads less with more seeds, so this
-    errs on the safe side."""
-    level = calibrated_alpha((min(seeds, _CALIBRATED_SEEDS),), alpha)
-    return _quantile_bound(seeds, level)
+@dataclass(frozen=True)
+class SequentialDesign:
+    """The planned looks (seeds at each round) of ``seeds: {min, max, step}``
+    and the skew allowance at ``skew`` for its family's smallest level,
+    whose interval's sides have the one-sided shares ``tails``."""
+
+    looks: tuple[int, ...]
+    alpha: float = ALPHA
+    skew: float = CALIBRATED_SKEW
+    tails: tuple[float, float] = (ALPHA / 2, ALPHA / 2)
+
+    @classmethod
+    def from_rounds(
+        cls,
+        low: int,
+        high: int,
+        step: int,
+        decide_from: int = 0,
+        skew: float = CALIBRATED_SKEW,
+        tails: tuple[float, float] = (ALPHA / 2, ALPHA / 2),
+    ) -> SequentialDesign:
+        """Looks at ``low``, then every ``step`` seeds, and at ``high``;
+        those under ``decide_from`` seeds estimate the spread and decide
+        nothing (``high`` is always a look)."""
+        looks = list(range(low, high + 1, step))
+        if looks[-1] != high:
+            looks.append(high)
+        deciding = [n for n in looks if n >= decide_from] or [high]
+        return cls(tuple(deciding), skew=skew, tails=tails)
+
+    @classmethod
+    def one_look(
+        cls,
+        seeds: int,
+        skew: float = CALIBRATED_SKEW,
+        tails: tuple[float, float] = (ALPHA / 2, ALPHA / 2),
+    ) -> SequentialDesign:
+        """A fixed-size design: one look at ``seeds`` seeds."""
+        return cls((seeds,), skew=skew, tails=tails)
+
+    def look_of(self, seeds: int) -> int | None:
+        """The index of the look a round with ``seeds`` seeds is: the last
+        planned look it has reached; None before the first."""
+        reached = [i for i, n in enumerate(self.looks) if n <= seeds]
+        return reached[-1] if reached else None
+
+    @classmethod
+    def of(
+        cls, spec: Spec, tails: tuple[float, float] = (ALPHA / 2, ALPHA / 2)
+    ) -> SequentialDesign | None:
+        """The design of a spec that runs seeds in rounds; None otherwise.
+        ``tails``: the sides of its family's smallest level."""
+        r = spec.seed_rounds
+        if r is None:
+            return None
+        return cls.from_rounds(r.min, r.max, r.step, r.decide_from, r.skew, tails)
+
+    @property
+    def ratio(self) -> float:
+        """The skew allowance of this design's family (``allowance``); one
+        look over more than _CALIBRATED_SEEDS seeds takes that many's, which
+        errs on the safe side (skew misleads less with more seeds)."""
+        looks = self.looks
+        if len(looks) == 1:
+            looks = (min(looks[0], _CALIBRATED_SEEDS),)
+        return allowance(looks, self.tails, self.skew)
+
+    def boundaries(self, alpha: float | None = None) -> tuple[float, ...]:
+        """The rule's two-sided boundaries at ``alpha`` (the design's unless
+        given), half of it on each side."""
+        level = self.alpha if alpha is None else alpha
+        return self.side_boundaries(level / 2)
+
+    def side_boundaries(self, tail: float) -> tuple[float, ...]:
+        """The rule's one-sided boundaries for a tail share ``tail``."""
+        return t_boundaries(self.looks, 2 * tail * self.ratio)
+
+    def t_critical(self, look: int, seeds: int, tail: float) -> float:
+        """The t value of one side of a look's repeated confidence interval
+        over ``seeds`` seeds, for a one-sided share ``tail``. A look with
+        fewer seeds than planned (runs failed) keeps the look's tail
+        probability at its own degrees of freedom."""
+        planned = self.looks[look]
+        bound = self.side_boundaries(tail)[look]
+        if seeds == planned or not math.isfinite(bound):
+            return bound
+        sf = float(scipy_stats.t.sf(bound, planned - 1))
+        return float(scipy_stats.t.isf(sf, max(seeds - 1, 1)))
+
+    def level(self, look: int, alpha: float | None = None) -> float:
+        """The coverage of a symmetric look's interval on its own."""
+        bound = self.boundaries(alpha)[look]
+        return float(1 - 2 * scipy_stats.t.sf(bound, self.looks[look] - 1))
 
 
-def warm_one_look(alpha: float = ALPHA) -> None:
+def one_look_critical(seeds: int, alpha: float = ALPHA, skew: float = CALIBRATED_SKEW) -> float:
+    """The rule's t value for one symmetric look at ``seeds`` seeds at level
+    ``alpha`` (a fixed design), its allowance found at that level."""
+    design = SequentialDesign.one_look(seeds, skew, (alpha / 2, alpha / 2))
+    return design.t_critical(0, seeds, alpha / 2)
+
+
+def warm_one_look(alpha: float = ALPHA, skew: float = CALIBRATED_SKEW) -> None:
     """Calibrate one look at every seed count up to _CALIBRATED_SEEDS, in
     increasing order, as a search over seed counts is about to ask for
     them: the simulated rounds then grow once, where asking for a count
     after a larger one draws them all again (seconds, for a search that
     jumps between counts). The levels found are the same either way."""
     for seeds in range(2, _CALIBRATED_SEEDS + 1):
-        calibrated_alpha((seeds,), alpha)
+        allowance((seeds,), (alpha / 2, alpha / 2), skew)
 
 
 @dataclass(frozen=True)
-class SequentialDesign:
-    """The planned looks (seeds at each round) of ``seeds: {min, max, step}``."""
+class Reading:
+    """How a family reads its intervals: the skew its allowance is for, and
+    the one-sided shares (lower, upper) of its smallest level, where the
+    allowance is found (``allowance``)."""
 
-    looks: tuple[int, ...]
-    alpha: float = ALPHA
+    skew: float = CALIBRATED_SKEW
+    tails: tuple[float, float] = (ALPHA / 2, ALPHA / 2)
 
-    @classmethod
-    def from_rounds(cls, low: int, high: int, step: int) -> SequentialDesign:
-        looks = list(range(low, high + 1, step))
-        if looks[-1] != high:
-            looks.append(high)
-        return cls(tuple(looks))
+    def one_look(self, seeds: int) -> SequentialDesign:
+        return SequentialDesign.one_look(seeds, self.skew, self.tails)
 
-    def look_of(self, seeds: int) -> int:
-        """The index of the look a round with ``seeds`` seeds is: the last
-        planned look it has reached (the first if it has reached none)."""
-        reached = [i for i, n in enumerate(self.looks) if n <= seeds]
-        return reached[-1] if reached else 0
+    def rounds(self, low: int, high: int, step: int, decide_from: int = 0) -> SequentialDesign:
+        return SequentialDesign.from_rounds(low, high, step, decide_from, self.skew, self.tails)
 
-    @classmethod
-    def of(cls, spec: Spec) -> SequentialDesign | None:
-        """The design of a spec that runs seeds in rounds; None otherwise."""
-        r = spec.seed_rounds
-        return None if r is None else cls.from_rounds(r.min, r.max, r.step)
 
-    def boundaries(self, alpha: float | None = None) -> tuple[float, ...]:
-        """The rule's boundaries at ``alpha`` (the design's unless given)."""
-        return rule_boundaries(self.looks, self.alpha if alpha is None else alpha)
+def family_reading(first_level: float, directional: bool, skew: float = CALIBRATED_SKEW) -> Reading:
+    """The reading of a family whose smallest level is ``first_level``
+    (alpha over its claims), its intervals split toward their claims'
+    directions where ``directional``."""
+    return Reading(skew, side_tails(first_level, -1 if directional else None))
 
-    def t_critical(self, look: int, seeds: int, alpha: float | None = None) -> float:
-        """The t value of a look's repeated confidence interval over
-        ``seeds`` seeds, at level ``alpha`` (the design's unless given). A
-        look with fewer seeds than planned (runs failed) keeps the look's
-        tail probability at its own degrees of freedom."""
-        planned = self.looks[look]
-        bound = self.boundaries(alpha)[look]
-        if seeds == planned or not math.isfinite(bound):
-            return bound
-        tail = float(scipy_stats.t.sf(bound, planned - 1))
-        return float(scipy_stats.t.isf(tail, max(seeds - 1, 1)))
 
-    def level(self, look: int, alpha: float | None = None) -> float:
-        """The coverage of a look's interval on its own."""
-        bound = self.boundaries(alpha)[look]
-        return float(1 - 2 * scipy_stats.t.sf(bound, self.looks[look] - 1))
+def criticals(
+    design: SequentialDesign, look: int, seeds: int, level: float, direction: int | None
+) -> tuple[float, float]:
+    """The t values of an interval's lower and upper sides at ``level``
+    (split toward ``direction``, or even without one), at a look of
+    ``design`` over ``seeds`` seeds."""
+    lower, upper = side_tails(level, direction)
+    return design.t_critical(look, seeds, lower), design.t_critical(look, seeds, upper)

@@ -56,11 +56,16 @@ def number(value: float, digits: int = 1, signed: bool = False) -> str:
     return text
 
 
+# A t value for both sides of an interval, or (lower side's, upper side's).
+Critical = float | tuple[float, float]
+
+
 def mean_ci(
-    samples: Sequence[float], level: float = 0.95, critical: float | None = None
+    samples: Sequence[float], level: float = 0.95, critical: Critical | None = None
 ) -> Estimate:
     """The mean with its t interval; ``critical`` replaces the t quantile of
-    ``level`` (a group-sequential boundary, see runner/analyses/sequential.py)."""
+    ``level`` (a group-sequential boundary, see runner/analyses/sequential.py),
+    one for both sides or (lower, upper) for an interval split unevenly."""
     values = np.asarray([s for s in samples if not math.isnan(s)], dtype=float)
     n = len(values)
     if n == 0:
@@ -69,13 +74,14 @@ def mean_ci(
     if n == 1:
         return Estimate(mean, None, None, 1)
     sem = float(values.std(ddof=1)) / math.sqrt(n)
-    t = critical if critical is not None else float(scipy_stats.t.ppf(0.5 + level / 2, n - 1))
-    half = t * sem
-    return Estimate(mean, mean - half, mean + half, n)
+    if critical is None:
+        critical = float(scipy_stats.t.ppf(0.5 + level / 2, n - 1))
+    below, above = critical if isinstance(critical, tuple) else (critical, critical)
+    return Estimate(mean, mean - below * sem, mean + above * sem, n)
 
 
 def ratio_change_ci(
-    ratios: Sequence[float], level: float = 0.95, critical: float | None = None
+    ratios: Sequence[float], level: float = 0.95, critical: Critical | None = None
 ) -> Estimate:
     """A relative change from per-seed ratios (variant / reference), as a fraction.
 

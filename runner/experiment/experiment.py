@@ -444,6 +444,17 @@ class Experiment:
             self.console.out("\n".join(console_lines(header, rows)))
 
 
+def _waited_for(spec: Spec) -> str:
+    """What a spec's rounds wait for, in words."""
+    from runner.analyses.family import layout_of
+
+    shape = layout_of(spec.hypotheses)
+    if not shape.claims:
+        return f"its {len(spec.hypotheses)} hypotheses"
+    confirmatory = sum(len(chain) for chain in shape.claims)
+    return f"its {confirmatory} confirmatory hypotheses ({len(shape.claims)} claims)"
+
+
 def _validated_line(spec: Spec) -> str:
     """What validate says of a spec that loads and fits."""
     if spec.seed_rounds is not None:
@@ -452,7 +463,7 @@ def _validated_line(spec: Spec) -> str:
             f"{spec.path}: ok ({len(spec.variants)} variants x {r.min} to {r.max} seeds, "
             f"{r.step} more a round"
             + (" of the variants they still need" if r.later == "hypotheses" else "")
-            + f" until its {len(spec.hypotheses)} hypotheses are decisive)"
+            + f" until {_waited_for(spec)} are decided or futile)"
         )
     runs = len(spec.variants) * len(spec.seeds)
     return (

@@ -12,7 +12,7 @@ from runner.analyses.answers import (
     Answer,
 )
 from runner.analyses.power import MAX_SEEDS
-from runner.analyses.sequential import ALPHA, SKEW
+from runner.analyses.sequential import ALPHA, TOWARD
 from runner.analyses.stats import Estimate, number
 from runner.report.markdown import table
 
@@ -30,11 +30,20 @@ def _skew_note(a: Answer) -> str:
         return ""
     return (
         f"; skewed seeds (skewness {a.skewness:+.2f}): rests on their skew being no more "
-        f"than the rule allows ({SKEW:g})"
+        "than the design allows for (its `skew`)"
     )
 
 
 def _verdict_text(a: Answer) -> str:
+    if a.held is not None:
+        return f"{UNDETERMINED}: {a.held}" + (
+            "; futile: the design cannot decide it within its max" if a.futile else ""
+        )
+    if a.futile:
+        return (
+            f"{UNDETERMINED}, futile: {_prediction(a)}, more than the design's max; its "
+            "rounds stop drawing seeds for it"
+        )
     if a.too_few:
         return f"too few seeds ({a.estimate.n}) for an interval: {_prediction(a)}"
     if a.verdict == UNDETERMINED:
@@ -86,17 +95,22 @@ INTRO = (
 )
 FAMILY_NOTE = (
     "Error rates. The confirmatory hypotheses (each tests a published claim) are one "
-    f"family: by Holm's step-down each interval is at level α = {level_text(ALPHA)} / k, k "
-    "the number of them still undecided at its step (those decided leave the rest a larger "
-    "share), so that the chance of any wrong confirmatory verdict stays at "
-    f"{level_text(ALPHA)}. The exploratory ones (the project's own questions) are outside "
-    f"the family, each at {level_text(ALPHA)} on its own: across "
-    "several of them some wrong verdict is more likely than that. Every interval allows "
-    f"for seeds' log ratios skewed up to {SKEW:g}: its t value is normal theory's at a lower "
-    "level, found by simulation so that seeds as skewed as a shifted lognormal of skewness "
-    f"{SKEW:g} err at α. *Skewed seeds* marks a hypothesis whose seeds' log ratios have a "
-    f"sample skewness beyond ±{SKEWED:g} (from {NORMAL_SPREAD_SEEDS} seeds): its verdict "
-    "rests on their skew being no more than that."
+    "family with one test per claim: a claim's hypotheses are tested in the order the spec "
+    "commits (a later one only once the one before it is decided: *gated* until then), "
+    f"claims start at α = {level_text(ALPHA)} / K each (K claims) and a claim decided to "
+    "its end shares its level among the claims still open (Holm's step-down across "
+    "claims), so that the chance of any wrong confirmatory verdict stays at "
+    f"{level_text(ALPHA)}. A confirmatory interval puts {TOWARD:.0%} of its level on the "
+    "side that would support its claim. The exploratory ones (the project's own "
+    "questions, and claim hypotheses the spec sets outside the family, with why) are "
+    f"each at {level_text(ALPHA)} on its own: across several of them some wrong verdict "
+    "is more likely than that. Every interval allows for seeds' log ratios as skewed as "
+    "the design states (skewness 1 unless it says otherwise), found once for the family: "
+    "its t values are normal theory's at a lower level, so that seeds as skewed as a "
+    "shifted lognormal of that skewness err at α or less. *Skewed seeds* marks a "
+    f"hypothesis whose seeds' log ratios have a sample skewness beyond ±{SKEWED:g} (from "
+    f"{NORMAL_SPREAD_SEEDS} seeds): its verdict rests on their skew being no more than "
+    "the design allows for."
 )
 ROUNDS_NOTE = (
     "The seeds ran in rounds with a group-sequential stopping rule (repeated confidence "

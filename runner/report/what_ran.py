@@ -197,11 +197,14 @@ def rounds_line(spec: Spec, layout: Layout) -> list[str]:
     )
     rule = data.get("rule", {})
     bounds = _bounds_text(rule.get("looks", []), rule.get("t_boundaries", []))
-    family = _bounds_text(rule.get("looks", []), rule.get("family_t_boundaries", []))
-    if bounds and family:
+    sides = rule.get("family_t_boundaries")
+    if bounds and isinstance(sides, dict):
+        looks = rule.get("looks", [])
         bounds = (
-            f"exploratory, at 5%: {bounds}; confirmatory, at Holm's first step 5% / "
-            f"{rule['confirmatory']}: {family}"
+            f"exploratory, at 5%: {bounds}; confirmatory, at the family's first step 5% / "
+            f"{rule.get('claims', rule.get('confirmatory'))} claims, the side toward the "
+            f"claim: {_bounds_text(looks, sides.get('toward', []))}; the other side: "
+            f"{_bounds_text(looks, sides.get('away', []))}"
         )
     # The design the rounds ran under (the spec's, unless it changed since).
     low, high, step = (
@@ -209,8 +212,9 @@ def rounds_line(spec: Spec, layout: Layout) -> list[str]:
     )
     return [
         f"- seed rounds: {len(data['rounds'])} ({counts} seeds; rule: {low} "
-        f"to {high} seeds, {step} more a round, stopping "
-        "when every hypothesis is decisive at the look's group-sequential boundary"
+        f"to {high} seeds, {step} more a round, looks from {spec.seed_rounds.decide_from} "
+        "seeds, stopping when every confirmatory hypothesis (every hypothesis, where none "
+        "tests a claim) is decisive at the look's group-sequential boundary or futile"
         + (f" ({bounds})" if bounds else "")
         + f"); stopped: {data['stopped']}",
         *design_change_lines(spec, data),

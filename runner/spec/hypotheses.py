@@ -7,12 +7,15 @@
         metric: ttlb                 # see METRICS
         class: bulk                  # a client class (default: every measured client)
         size: 5 MiB                  # transfer metrics only (default: every size)
+        # or sizes: [400 KB, 5 MB]   # pooled: per seed, the mean of each size's log ratio
         quantile: 0.5                # of ttfb/ttlb per seed (default: the median)
         expect: decrease             # or increase
         smallest_change: 10%         # the smallest change that would matter
         claim: {id: C1, figure: "Table I, 10 MB", change: -25.4%, reading: time}
         # or, for a question no paper states:
         # extension: why this is the project's own question
+        exploratory: why             # optional, with claim: reported beside its claim,
+                                     # outside the confirmatory family
         interaction:                 # optional: the change is (variant / reference)
           variant: new2              # divided by (new2 / stock) on the same seed,
           reference: stock           # e.g. "a third leg adds less than the second"
@@ -88,6 +91,10 @@ class Hypothesis:
     # A client class; None: every measured client.
     cls: str | None = yaml_key(name="class", default=None)
     size: int | None = yaml_key(Param("size", minimum=1), default=None)  # bytes; None: every size
+    # Sizes pooled into one change (bytes): per seed, the mean over these
+    # sizes of each size's log ratio (the geometric mean of the ratios), for
+    # a claim that speaks of every size at once. Empty: one size or all.
+    sizes: tuple[int, ...] = yaml_key(Param("list:size", minimum=1), default=())
     quantile: float = yaml_key(Param("float", default=0.5, minimum=0.01, maximum=0.99))
     # round_completion: one phase of the rounds.
     phase: str | None = yaml_key(Param("str"), default=None)
@@ -95,6 +102,10 @@ class Hypothesis:
     # The published claim it tests, or why it is the project's own question.
     claim: Claim | None = yaml_key(default=None)
     extension: str = yaml_key(default="")
+    # Why a hypothesis that tests a claim is kept outside the confirmatory
+    # family (a size the plan says the design cannot decide, a claim that
+    # follows from others): reported beside its claim, at 5% on its own.
+    exploratory: str = yaml_key(default="")
     # (variant, reference) of the ratio this hypothesis's ratio is divided by,
     # seed by seed: an interaction of two changes; None: a plain change.
     interaction: tuple[str, str] | None = yaml_key(default=None)
@@ -139,6 +150,8 @@ class Hypothesis:
             where += f", phase {self.phase}"
         if self.size is not None:
             where += f", {human_size(self.size)}"
+        if self.sizes:
+            where += f", pooled over {', '.join(human_size(s) for s in self.sizes)}"
         what = (
             self.metric
             if self.metric not in QUANTILE_METRICS
@@ -217,6 +230,7 @@ def _hypothesis(
     if contrast is None and item["variant"] == reference:
         raise at.child("reference").error("expected a variant other than `variant`")
     _check_metric_keys(item, at, metric)
+    simple = simple | {"sizes": tuple(simple.get("sizes") or ())}
     hypothesis = Hypothesis(
         **simple,
         variant=str(item["variant"]),
@@ -224,11 +238,14 @@ def _hypothesis(
         cls=cls,
         why=str(item.get("why", "")).strip(),
         **_claim_or_extension(item, at),
+        exploratory=_exploratory(item, at),
         interaction=_interaction(item["interaction"], at.child("interaction"), variants)
         if "interaction" in item
         else None,
         contrast=contrast,
     )
+    if "sizes" in item and len(set(hypothesis.sizes)) < 2:
+        raise at.child("sizes").error("expected at least two distinct sizes to pool")
     if hypothesis.interaction == (hypothesis.variant, hypothesis.reference):
         raise at.child("interaction").error(
             "expected another pair than variant and reference (their ratio over itself is 1)"
@@ -249,14 +266,31 @@ def _check_groups(item: dict[str, Any], at: Where, metric: str, classes: list[st
 
 def _check_metric_keys(item: dict[str, Any], at: Where, metric: str) -> None:
     """A size, a phase and a quantile are given only to metrics that have them."""
-    if "size" in item and metric not in TRANSFER_METRICS:
-        raise at.child("size").error(f"a size applies to {', '.join(TRANSFER_METRICS)} only")
+    for key in ("size", "sizes"):
+        if key in item and metric not in TRANSFER_METRICS:
+            raise at.child(key).error(f"a size applies to {', '.join(TRANSFER_METRICS)} only")
+    if "size" in item and "sizes" in item:
+        raise at.child("sizes").error(
+            "expected one of `size:` (one size) and `sizes:` (sizes pooled), got both"
+        )
     if "phase" in item and metric != "round_completion":
         raise at.child("phase").error("a phase applies to round_completion only")
     if "quantile" in item and metric not in QUANTILE_METRICS:
         raise at.child("quantile").error(
             f"a quantile applies to {', '.join(QUANTILE_METRICS)} only"
         )
+
+
+def _exploratory(item: dict[str, Any], at: Where) -> str:
+    """Why a hypothesis that tests a claim stays outside the family ("": it is in it)."""
+    if "exploratory" not in item:
+        return ""
+    if "claim" not in item:
+        raise at.child("exploratory").error(
+            "only a hypothesis with a `claim:` can be set outside the confirmatory family "
+            "(an `extension:` is always outside it)"
+        )
+    return parse_extension(item["exploratory"], at.child("exploratory"))
 
 
 def _contrast(item: dict[str, Any], at: Where, cls: str | None) -> str | None:

@@ -221,6 +221,13 @@ LATER_ROUNDS = ("all", "hypotheses")
 # Seeds of the first round unless the spec says otherwise: under five, a
 # verdict rests on the seeds' spread being normal (runner/analyses/answers.py).
 DEFAULT_FIRST_SEEDS = 5
+# The fewest seeds a confirmatory look decides at: the seeds before it
+# estimate the spread (a look at 5 seeds asks a change to sit tens of its
+# standard deviations from zero under the skew allowance, and decides nothing).
+DEFAULT_DECIDE_FROM = 7
+# The skewness of seeds' log ratios the rule's allowance is calibrated for
+# where the spec states none (runner/analyses/sequential.py).
+DEFAULT_SKEW = 1.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -235,6 +242,14 @@ class SeedRounds:
     max: int = yaml_key(required=True)  # at least min
     step: int = yaml_key(Param("int", default=2, minimum=1))
     later: str = yaml_key(default="all")  # one of LATER_ROUNDS
+    # The first seed's number: a design run on seeds no earlier run used
+    # starts past them (seeds first..first + min - 1, then on).
+    first: int = yaml_key(Param("int", default=1, minimum=0))
+    # Looks before this many seeds decide nothing (their seeds estimate the spread).
+    decide_from: int = yaml_key(Param("int", default=DEFAULT_DECIDE_FROM, minimum=3))
+    # The skewness of seeds' log ratios the boundaries allow for: the pilot's,
+    # or DEFAULT_SKEW where there is none.
+    skew: float = yaml_key(Param("float", default=DEFAULT_SKEW, minimum=0.0, maximum=3.0))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -11,10 +11,11 @@ from runner.spec.model import LATER_ROUNDS, SeedRounds
 
 
 def parse_seeds(value: Any, where: Where) -> tuple[tuple[int, ...], SeedRounds | None]:
-    """A list of seeds, or {min, max, step, later}: seeds 1..min first, more in rounds."""
+    """A list of seeds, or {min, max, step, later, first, decide_from, skew}: seeds
+    first..first + min - 1 first, more in rounds."""
     if isinstance(value, dict):
         rounds = _seed_rounds(value, where)
-        return tuple(range(1, rounds.min + 1)), rounds
+        return tuple(range(rounds.first, rounds.first + rounds.min)), rounds
     seeds = Param("list:int", minimum=0).convert(value, where)
     if len(set(seeds)) != len(seeds):
         raise where.error("seeds must be distinct")
