@@ -155,6 +155,13 @@ class RunRecord:
         return identity if isinstance(identity, dict) else None
 
     @property
+    def rule(self) -> str:
+        """The fingerprint of the rule its spec stated when it was generated
+        (runner.spec.rule); "" for a run from before runs recorded it."""
+        spec = self.document.get("spec") or {}
+        return str(spec.get("rule") or "")
+
+    @property
     def versions(self) -> dict[str, str | None]:
         return dict(self.document.get("versions") or {})
 
@@ -256,8 +263,11 @@ def record_generated(
     command: list[str],
     hosts: dict[str, HostInfo],
     generate_s: float,
+    rule: str = "",
 ) -> RunRecord:
-    """Write the generated run's record: what it is, what made it, its hosts."""
+    """Write the generated run's record: what it is, what made it, its
+    hosts, and the rule its spec's verdicts were then to be decided by
+    (runner.spec.rule)."""
     record = RunRecord(
         {
             "experiment": experiment,
@@ -268,7 +278,7 @@ def record_generated(
             # Local runs set their clock's start when they start.
             "clock_epoch": clock_epoch,
             "status": STATUS_GENERATED,
-            "spec": {"path": spec_path, "sha256": spec_sha256},
+            "spec": {"path": spec_path, "sha256": spec_sha256, "rule": rule},
             "identity": identity,
             "variant_settings": variant_settings,
             "duration": {"bootstrap_s": bootstrap_s, "measure_s": measure_s},

@@ -392,7 +392,7 @@ def test_runner_claims_reads_the_local_backends_answers_too(tmp_path: Path) -> N
     layout.experiment_dir.rename(local)
     page = _claims_page(tmp_path, results)
     assert f"Results: `{local / 'answers.json'}`." in page
-    assert "| -28.3% [-99.4, +7,868] (α = 1.67%, look 1, t = 29.62) | undetermined | yes |" in page
+    assert "| -28.3% [-90.0, +124.0] (α = 2.5%, look 1, t = 7.16) | undetermined | yes |" in page
     (local / "answers.json").write_text("{not json")
     page = _claims_page(tmp_path, results)
     assert "does not read as JSON" in page and "| not run | - | - |" in page

@@ -125,7 +125,8 @@ def test_a_decided_claim_shares_its_level_among_those_open() -> None:
 
 # The error-rate simulation: three claims, three sizes each in a fixed
 # sequence, the sizes' log ratios correlated 0.9 within a seed, the claims
-# independent (the family's worst case); seeds {min: 7, max: 15, step: 2}.
+# independent (the rule holds for any dependence; none is assumed here);
+# seeds {min: 7, max: 15, step: 2}.
 CLAIMS, SIZES, CORRELATION = 3, 3, 0.9
 LOOKS = (7, 9, 11, 13, 15)
 REPS = 20_000

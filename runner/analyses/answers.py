@@ -61,6 +61,7 @@ from runner.analyses.family import (
 from runner.analyses.from_data import from_data
 from runner.analyses.inputs import ChangeKey
 from runner.analyses.power import MIN_SEEDS, Target, seeds_to_decisive
+from runner.analyses.runs import complete, read_spec_runs
 from runner.analyses.sequential import (
     ALPHA,
     Reading,
@@ -85,6 +86,7 @@ from runner.layout import Layout
 from runner.spec.claims import METRIC_READINGS, ClaimsLedger
 from runner.spec.hypotheses import QUANTILE_METRICS, Hypothesis
 from runner.spec.model import DEFAULT_SKEW, Spec
+from runner.spec.rule import rule_fingerprint
 from runner.tables.schema import CLIENTS, SERVED, TransferRow
 
 SUPPORTED = "supported"
@@ -548,8 +550,39 @@ def hypothesis_rounds(spec: Spec, layout: Layout, transfers: Sequence[TransferRo
     return rounds(transfers, SERVED.read_from(layout), class_phases(spec))
 
 
+def post_hoc(spec: Spec, layout: Layout) -> str | None:
+    """Why the spec's confirmatory verdicts are post hoc, or None: some of
+    the complete runs they read were generated under another rule (another
+    set of hypotheses or seeds' design, runner.spec.rule), so the rule was
+    chosen after runs it decides were seen."""
+    family_variants = {v for h in spec.hypotheses if family(h) == CONFIRMATORY for v in h.variants}
+    runs = [r for r in complete(read_spec_runs(spec, layout)) if r.variant in family_variants]
+    current = rule_fingerprint(spec)
+    other = [r for r in runs if r.rule != current]
+    if not other:
+        return None
+    return (
+        f"post hoc: {len(other)} of the {len(runs)} runs it reads were generated under "
+        "another rule than the spec now states (runner.spec.rule), so it is read as exploratory"
+    )
+
+
+def as_exploratory(spec: Spec, why: str) -> Spec:
+    """The spec with its confirmatory hypotheses set outside the family, saying why."""
+    return replace(
+        spec,
+        hypotheses=tuple(
+            replace(h, exploratory=why) if family(h) == CONFIRMATORY else h for h in spec.hypotheses
+        ),
+    )
+
+
 def answers(spec: Spec, layout: Layout, transfers: list[TransferRow]) -> list[Answer]:
-    """Every hypothesis of the spec answered, the confirmatory ones as a family."""
+    """Every hypothesis of the spec answered, the confirmatory ones as a
+    family, or each as exploratory where the runs predate the rule (post_hoc)."""
+    why = post_hoc(spec, layout)
+    if why is not None:
+        spec = as_exploratory(spec, why)
     clients = CLIENTS.read_from(layout)
     bandwidths = per_client(transfers, clients)
     all_rounds = hypothesis_rounds(spec, layout, transfers)

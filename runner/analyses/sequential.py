@@ -11,8 +11,9 @@ the planned seeds (``max``) a look has. Every planned look's interval holds
 the true change at once with probability 1 - alpha, so a verdict read from
 the interval at whichever look the rounds stop is as safe as one fixed-size
 interval. Early looks spend little: for normal seeds, with looks at 5, 7 and
-9 seeds and alpha 5%, the intervals use t = 4.82, 3.12 and 2.53, where
-fixed-size 95% intervals of those seeds would use 2.78, 2.45 and 2.31.
+9 seeds and alpha 5%, normal theory's boundaries are t = 4.82, 3.12 and
+2.53, where fixed-size 95% intervals of those seeds would use 2.78, 2.45
+and 2.31; the rule's intervals are wider still, by the skew allowance below.
 
 Seeds are the unit and their spread is estimated from a handful of them, so
 the boundaries are for t statistics. The first look spends alpha(t1) alone:

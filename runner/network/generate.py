@@ -43,6 +43,7 @@ from runner.network.torrc import (
     v3bw,
 )
 from runner.spec.model import Spec, Variant
+from runner.spec.rule import rule_fingerprint
 from topologies.gml import to_shadow_gml
 from workloads.models import MODELS, Endpoint, cross_traffic_graph, server_graph
 from workloads.tgen import write_graphml
@@ -388,4 +389,5 @@ def _record(
         command=command,
         hosts=host_records(plan, variant, sections),
         generate_s=generate_s,
+        rule=rule_fingerprint(spec),
     )

@@ -58,6 +58,9 @@ class RunRow:
     jobs: int | None = column(default=None)
     machine_cpus: int | None = column(default=None)
     checks_failed: int = column(default=0)  # the report's failed checks that are its own
+    # The rule its spec's verdicts were to be decided by when it was
+    # generated (runner.spec.rule); "" before runs recorded it.
+    rule: str = column(default="")
 
     @property
     def complete(self) -> bool:
@@ -109,6 +112,7 @@ def run_row(run: RunRecord) -> RunRow:
         jobs=placement.get("jobs"),
         machine_cpus=placement.get("machine_cpus"),
         checks_failed=len(run.checks_failed),
+        rule=run.rule,
     )
 
 
