@@ -33,6 +33,7 @@ help:
 	@echo "make unit                   make test's tests only"
 	@echo "make unit-fast              the tests that start no network, cluster or simulation"
 	@echo "make tor                    build the patched tor (pinned source + tor-patches/series), cached"
+	@echo "                            (several minutes once: 7 to 12 on 2 cores; it names its build.log)"
 	@echo "make tor-test               run tor's unit tests in the patched build"
 	@echo "make generate EXP=<name>    write every run's network (keys, configs) without running it"
 	@echo "make experiment EXP=<name>  run, collect and compare configs/<name>.yaml [JOBS=n]"
