@@ -17,6 +17,7 @@ from runner.execute.cpus import OWN_CPUS, PINNING_MODES
 from runner.execute.lock import check_not_busy
 from runner.experiment import Experiment, RunOptions
 from runner.experiment.backend import BACKEND_NAMES, backend_name, experiment_dir
+from runner.experiment.console import Console
 
 # The heavy modules (numpy, scipy, matplotlib, networkx) are imported by the
 # steps that use them, so that a second runner on a busy experiment, or on
@@ -119,10 +120,15 @@ def cmd_claims(args: argparse.Namespace) -> int:
     """Write the page of every config's claims beside the project's answers."""
     from runner.configs import write_claims_page
 
+    console = Console()
     page = write_claims_page(Path(args.configs), Path(args.results), Path(args.out))
-    print(
-        f"wrote {page.path}: {page.experiments} experiments, {page.answered} with collected answers"
+    console.out(
+        f"wrote {page.path}: {page.experiments} experiments, {page.answered} with collected "
+        f"answers in {args.results}"
     )
+    for name, why in page.kept:
+        here = why.replace("not run", "not run here", 1)
+        console.out(f"{name}: {here}; kept its published section of {page.path} as it was")
     return 0
 
 
