@@ -117,6 +117,34 @@ def test_the_steps_of_one_experiment_share_one_load(
     assert out[0] == f"report: {tmp_path / 'report.md'}"
 
 
+def test_a_stage_reading_stale_runs_says_how_many(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec, layout = fixture_results("tortoise-small", tmp_path)
+    _no_report(monkeypatch, tmp_path)
+    console, _, err = _lines()
+    assert Experiment.load(TORTOISE, tmp_path, "shadow", console=console).compare().code == 0
+    assert not [line for line in err if "stale" in line]  # runs as the spec gives them
+    edited = tmp_path / "spec" / "tortoise-small.yaml"
+    edited.parent.mkdir()
+    text = TORTOISE.read_text()
+    edited.write_text(
+        text.replace(
+            "torrc: &clients {client: [ConfluxEnabled 0]}",
+            ("torrc: &clients {client: [ConfluxEnabled 0, SafeLogging 0]}"),
+            1,
+        )
+    )
+    exp = Experiment.load(edited, tmp_path, "shadow", console=console)
+    assert exp.compare().code == 0
+    complete = len(exp.spec.variants) * len(exp.spec.seeds)
+    changed = [v for v in exp.spec.variants if v.torrc != spec.variant(v.name).torrc]
+    assert 0 < len(changed) < len(exp.spec.variants)
+    stale = len(changed) * len(exp.spec.seeds)
+    assert err[-1].startswith(f"warning: {stale} of the {complete} complete runs read are stale")
+    assert f"made when {edited} gave another variant" in err[-1]
+
+
 def test_a_reader_works_on_the_backend_its_runs_were_made_with(tmp_path: Path) -> None:
     spec, layout = fixture_results("tortoise-small", tmp_path)
     assert Experiment.load(TORTOISE, tmp_path, reading=True).backend is SHADOW
