@@ -37,6 +37,31 @@ def patched_configs(configs: Path) -> list[str]:
     return names
 
 
+def spec_path(given: str, configs: Path = Path("configs")) -> Path:
+    """The spec file a command names: a path, or an experiment's name
+    (``ci-small`` for configs/ci-small.yaml). A file that is not there is
+    refused naming the experiments in ``configs``, the closest first."""
+    path = Path(given)
+    if path.is_file():
+        return path
+    named = configs / f"{given}.yaml"
+    if path.suffix not in (".yaml", ".yml") and len(path.parts) == 1 and named.is_file():
+        return named
+    names = sorted(p.stem for p in configs.glob("*.yaml"))
+    if not names:
+        raise SpecError(given, "(file)", "no such spec file")
+    import difflib
+
+    close = difflib.get_close_matches(path.stem, names, n=1)
+    hint = f"did you mean {close[0]} ({configs / close[0]}.yaml)? " if close else ""
+    raise SpecError(
+        given,
+        "(file)",
+        f"no such spec file; {hint}the experiments in {configs}/: {', '.join(names)} "
+        f"(give a path, or a name: `runner experiment {names[0]}`)",
+    )
+
+
 @dataclass(frozen=True)
 class ClaimsPage:
     path: Path

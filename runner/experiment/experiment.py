@@ -73,13 +73,14 @@ class Experiment:
 
         written = load_spec(Path(spec))
         root = Path(results).resolve()
-        chosen = BACKENDS[backend_name(written.name, root, backend, reading, spec)]
+        console = console or Console()
+        chosen = BACKENDS[backend_name(written.name, root, backend, reading, console.out)]
         return cls(
             written,
             chosen,
             Layout(root, chosen.experiment_name(written.name)),
             backend,
-            console or Console(),
+            console,
             list(sys.argv if argv is None else argv),
         )
 
