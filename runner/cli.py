@@ -17,6 +17,7 @@ from runner.execute.cpus import OWN_CPUS, PINNING_MODES
 from runner.execute.lock import check_not_busy
 from runner.experiment import Experiment, RunOptions
 from runner.experiment.backend import BACKEND_NAMES, backend_name, experiment_dir
+from runner.experiment.console import Console
 
 # The heavy modules (numpy, scipy, matplotlib, networkx) are imported by the
 # steps that use them, so that a second runner on a busy experiment, or on
@@ -119,10 +120,15 @@ def cmd_claims(args: argparse.Namespace) -> int:
     """Write the page of every config's claims beside the project's answers."""
     from runner.configs import write_claims_page
 
+    console = Console()
     page = write_claims_page(Path(args.configs), Path(args.results), Path(args.out))
-    print(
-        f"wrote {page.path}: {page.experiments} experiments, {page.answered} with collected answers"
+    console.out(
+        f"wrote {page.path}: {page.experiments} experiments, {page.answered} with collected "
+        f"answers in {args.results}"
     )
+    for name, why in page.kept:
+        here = why.replace("not run", "not run here", 1)
+        console.out(f"{name}: {here}; kept its published section of {page.path} as it was")
     return 0
 
 
@@ -139,12 +145,25 @@ def _size_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+DESCRIPTION = (
+    "Experiments on tor: `python -m runner <command> configs/<exp>.yaml` (or the "
+    "experiment's name, e.g. ci-small). `make experiment EXP=<name>` runs, collects and "
+    "compares; the other commands are its steps and the tools around them. Each command's "
+    "--help lists its options; README.md gives the order."
+)
+
+
+def plain_text(doc: str | None) -> str | None:
+    """A module's docstring as --help prints it: `code`, not RST's ``code``."""
+    return None if doc is None else doc.replace("``", "`")
+
+
 # What add_subparsers gives (generic only to the type checker).
 Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="runner", description=__doc__)
+    parser = argparse.ArgumentParser(prog="runner", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True)
     # The commands in the order --help lists them.
     _add_check(sub)
@@ -153,9 +172,12 @@ def build_parser() -> argparse.ArgumentParser:
         sub, "generate", "write every run's network (keys, configs) without running it"
     ).set_defaults(func=cmd_generate)
     _add_running_commands(sub)
-    _with_spec(sub, "collect", "parse logs into transfers.csv and circuits.csv").set_defaults(
-        func=cmd_collect
-    )
+    _with_spec(
+        sub,
+        "collect",
+        "parse every run's logs into the experiment's tables (transfers, circuits, relay "
+        "load and the rest: results/<exp>/*.csv and .parquet)",
+    ).set_defaults(func=cmd_collect)
     _with_spec(sub, "compare", "write the report from the collected tables").set_defaults(
         func=cmd_compare
     )
@@ -181,15 +203,22 @@ def _add_analyze_and_report(sub: Subcommands) -> None:
 def _with_spec(sub: Subcommands, name: str, help_text: str) -> argparse.ArgumentParser:
     """A command on one experiment: its spec, the results root and the backend."""
     p = sub.add_parser(name, help=help_text)
-    p.add_argument("spec", help="experiment spec, e.g. configs/ci-small.yaml")
-    p.add_argument("--results", default="results", help="results root (default: results)")
     p.add_argument(
-        "--backend",
-        choices=BACKEND_NAMES,
-        default=None,
-        help="shadow, or local (real processes on this machine); default: shadow if "
-        "installed, else local",
+        "spec", help="experiment spec, e.g. configs/ci-small.yaml, or its name: ci-small"
     )
+    p.add_argument("--results", default="results", help="results root (default: results)")
+    if name in READERS:
+        backend_help = (
+            "whose runs to read: shadow (results/<exp>/) or local (results/<exp>-local/); "
+            "default: the backend the runs were made with, and where runs of both exist the "
+            "one `make experiment` runs here (shadow if installed, else local)"
+        )
+    else:
+        backend_help = (
+            "shadow, or local (real tor processes on this machine); default: shadow if "
+            "installed, else local"
+        )
+    p.add_argument("--backend", choices=BACKEND_NAMES, default=None, help=backend_help)
     return p
 
 
@@ -356,7 +385,7 @@ def _add_builds(sub: Subcommands) -> None:
         p = sub.add_parser(
             name,
             help=text,
-            description=module.__doc__,
+            description=plain_text(module.__doc__),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         module.add_arguments(p)
@@ -371,7 +400,7 @@ def _add_bench(sub: Subcommands) -> None:
     bench = sub.add_parser(
         "bench",
         help="measure the runner on this machine -> bench/results.md",
-        description=runner.bench.__doc__,
+        description=plain_text(runner.bench.__doc__),
     )
     benchmarks = bench.add_subparsers(dest="benchmark", required=True)
     for name, module, text in (
@@ -385,7 +414,7 @@ def _add_bench(sub: Subcommands) -> None:
         ("scaling", scaling, "the experiment at 1, 2, 4, ... runs at once, per CPU pinning"),
         ("profile", profile, "where each Shadow run's CPU went, beside its native cost"),
     ):
-        p = benchmarks.add_parser(name, help=text, description=module.__doc__)
+        p = benchmarks.add_parser(name, help=text, description=plain_text(module.__doc__))
         module.add_arguments(p)
         p.set_defaults(func=module.run)
 
@@ -418,14 +447,16 @@ def _early_experiment_dir(args: argparse.Namespace) -> Path | None:
         return None
     results = Path(args.results).resolve()
     reading = args.command in READERS
-    return experiment_dir(
-        name, results, backend_name(name, results, args.backend, reading, args.spec)
-    )
+    return experiment_dir(name, results, backend_name(name, results, args.backend, reading))
 
 
 def _dispatch(args: argparse.Namespace) -> int:
     """Stop at once if another runner holds the experiment; load it; check
     the size (before anything is written); take the experiment's lock; run."""
+    if getattr(args, "spec", None) is not None:
+        from runner.configs import spec_path
+
+        args.spec = str(spec_path(args.spec))
     if args.command not in WRITERS:
         code: int = args.func(args)
         return code

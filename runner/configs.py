@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.errors import SpecError
 from runner.experiment.backend import BACKEND_NAMES
 from runner.layout import Layout
 from runner.network.backends import BACKENDS
+
+if TYPE_CHECKING:
+    from runner.spec.hypotheses import Hypothesis
 
 
 def patched_configs(configs: Path) -> list[str]:
@@ -33,11 +37,40 @@ def patched_configs(configs: Path) -> list[str]:
     return names
 
 
+def spec_path(given: str, configs: Path = Path("configs")) -> Path:
+    """The spec file a command names: a path, or an experiment's name
+    (``ci-small`` for configs/ci-small.yaml). A file that is not there is
+    refused naming the experiments in ``configs``, the closest first."""
+    path = Path(given)
+    if path.is_file():
+        return path
+    named = configs / f"{given}.yaml"
+    if path.suffix not in (".yaml", ".yml") and len(path.parts) == 1 and named.is_file():
+        return named
+    names = sorted(p.stem for p in configs.glob("*.yaml"))
+    if not names:
+        raise SpecError(given, "(file)", "no such spec file")
+    import difflib
+
+    close = difflib.get_close_matches(path.stem, names, n=1)
+    hint = f"did you mean {close[0]} ({configs / close[0]}.yaml)? " if close else ""
+    raise SpecError(
+        given,
+        "(file)",
+        f"no such spec file; {hint}the experiments in {configs}/: {', '.join(names)} "
+        f"(give a path, or a name: `runner experiment {names[0]}`)",
+    )
+
+
 @dataclass(frozen=True)
 class ClaimsPage:
     path: Path
     experiments: int
-    answered: int  # the experiments with collected answers
+    answered: int  # the experiments with collected answers here
+    # The experiments with no answers here whose published section (with
+    # results) was kept from the page as it was, rather than made "not run":
+    # each one's name and why it has no answers here.
+    kept: tuple[tuple[str, str], ...] = ()
 
 
 def answers_files(results: Path, name: str) -> list[Path]:
@@ -62,20 +95,46 @@ def _latest_answers(candidates: list[Path]) -> tuple[Any, str]:
         return None, f"not run ({latest} does not read as JSON: {exc})"
 
 
+def _missing_rows(hypotheses: Sequence[Hypothesis], section: list[str]) -> str:
+    """What a kept section lacks of the spec as it is now (a hypothesis
+    added since it was written), as the console says it."""
+    missing = [h.name for h in hypotheses if h.claim and not any(h.name in s for s in section)]
+    if not missing:
+        return ""
+    return f"; it has no row for {', '.join(missing)} (added since: run the experiment)"
+
+
 def write_claims_page(configs: Path, results: Path, out: Path) -> ClaimsPage:
-    """Write the page of every config's claims beside the project's answers."""
+    """Write the page of every config's claims beside the project's answers.
+
+    An experiment with no answers under ``results`` keeps its section of the
+    page already at ``out`` where that section reports results: a clone that
+    ran one experiment must not publish "not run" over the others'
+    findings."""
     from runner.analyses.answers import spec_records
     from runner.experiments import load_spec
-    from runner.report.claims import claims_page
+    from runner.report.claims import (
+        claims_page,
+        experiment_section,
+        published_sections,
+        section_has_results,
+    )
 
-    experiments = []
+    published = published_sections(out.read_text()) if out.is_file() else {}
+    sections, answered, kept = [], 0, []
     for path in sorted(configs.glob("*.yaml")):
         spec = load_spec(path)
         found, source = _latest_answers(answers_files(results, spec.name))
-        experiments.append((spec.name, str(path), spec.claims, spec_records(spec, found), source))
+        previous = published.get(spec.name, [])
+        if found is None and section_has_results(previous):
+            sections.append(previous)
+            kept.append((spec.name, source + _missing_rows(spec.hypotheses, previous)))
+            continue
+        answered += found is not None
+        records = spec_records(spec, found)
+        sections.append(experiment_section(spec.name, str(path), spec.claims, records, source))
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")  # renamed into place: never half a page
-    tmp.write_text(claims_page(experiments))
+    tmp.write_text(claims_page(sections))
     os.replace(tmp, out)
-    answered = sum(1 for e in experiments if not e[4].startswith("not run"))
-    return ClaimsPage(out, len(experiments), answered)
+    return ClaimsPage(out, len(sections), answered, tuple(kept))

@@ -169,7 +169,7 @@ def test_an_undetermined_answer_says_how_many_seeds_would_settle_it() -> None:
     found = answer(FASTER, rows, [])
     assert found.verdict == UNDETERMINED and found.seeds_needed and found.seeds_needed > 3
     text = "\n".join(answers_section([found]))
-    assert f"about {found.seeds_needed} seeds would decide it with 80% probability" in text
+    assert f"about {found.seeds_needed} seeds would decide it alone with 80% probability" in text
     assert "| h |" in text and "| 3 |" in text
     assert math.isfinite(found.estimate.mean)
 

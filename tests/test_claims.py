@@ -394,8 +394,56 @@ def test_runner_claims_reads_the_local_backends_answers_too(tmp_path: Path) -> N
     assert f"Results: `{local / 'answers.json'}`." in page
     assert "| -28.3% [-90.0, +124.0] (α = 2.5%, look 1, t = 7.16) | undetermined | yes |" in page
     (local / "answers.json").write_text("{not json")
+    (tmp_path / "docs" / "claims.md").unlink()  # nothing published to keep
     page = _claims_page(tmp_path, results)
     assert "does not read as JSON" in page and "| not run | - | - |" in page
+
+
+def test_runner_claims_keeps_published_results_an_experiment_lacks_here(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = tmp_path / "results"
+    spec, layout = fixture_results("conflux-small-pilot", results)
+    compare(spec, layout, ANALYSES)
+    published = _claims_page(tmp_path, results)
+    conflux = published.split("## conflux-small\n")[1]
+    assert "| undetermined | yes |" in conflux
+    # A clone that has run only ci-small: no conflux-small answers here.
+    shutil.rmtree(layout.experiment_dir)
+    capsys.readouterr()
+    page = _claims_page(tmp_path, results)
+    assert page == published  # conflux-small's rows as published, not "not run"
+    said = capsys.readouterr().out
+    assert "2 experiments, 0 with collected answers" in said
+    assert "conflux-small: not run here (no `" in said
+    assert f"`{layout.data_json('answers')}`" in said
+    assert "kept its published section" in said
+    # ci-small was "not run" in the published page: nothing to keep, written afresh.
+    assert "ci-small:" not in said
+    # A hypothesis added since the page was written: the kept section lacks it, and says so.
+    spec_file = tmp_path / "configs" / "conflux-small.yaml"
+    added = yaml.safe_load(spec_file.read_text())
+    extra = dict(added["hypotheses"][0], name="conflux-shortens-400kb-again")
+    added["hypotheses"].append(extra)
+    spec_file.write_text(yaml.safe_dump(added, sort_keys=False))
+    main(
+        [
+            "claims",
+            "--configs",
+            str(spec_file.parent),
+            "--results",
+            str(results),
+            "--out",
+            str(tmp_path / "docs" / "claims.md"),
+        ]
+    )
+    assert "it has no row for conflux-shortens-400kb-again" in capsys.readouterr().out
+    shutil.copy(FIXTURES / "conflux-small-pilot" / "spec.yaml", spec_file)
+    # An unreadable answers file keeps the published section too, and says why.
+    layout.experiment_dir.mkdir(parents=True)
+    layout.data_json("answers").write_text("{not json")
+    assert _claims_page(tmp_path, results) == published
+    assert "does not read as JSON" in capsys.readouterr().out
 
 
 def test_the_committed_claims_page_has_every_configs_hypotheses() -> None:

@@ -1,5 +1,6 @@
 """The command line on bad input: a clear error, a non-zero exit, nothing written."""
 
+import argparse
 import os
 import subprocess
 import sys
@@ -45,6 +46,39 @@ def test_validate_ok() -> None:
     proc = _runner("validate", "configs/ci-small.yaml")
     assert proc.returncode == 0
     assert "2 variants x 2 seeds = 4 runs" in proc.stdout
+
+
+def test_an_experiment_is_named_by_path_or_by_name_and_a_misspelling_lists_the_names() -> None:
+    from runner.cli import main
+
+    assert main(["validate", "ci-small"]) == 0  # configs/ci-small.yaml
+    proc = _runner("validate", "ci-smal")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(
+        "error: ci-smal: (file): no such spec file; did you mean ci-small "
+        "(configs/ci-small.yaml)? the experiments in configs/: ci-small, conflux, "
+    )
+    names = sorted(p.stem for p in (ROOT / "configs").glob("*.yaml"))
+    assert f"configs/: {', '.join(names)} (give a path" in proc.stderr
+
+
+def test_help_texts_speak_to_users() -> None:
+    from runner.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    texts = {"runner": parser.format_help()}
+    texts |= {name: p.format_help() for name, p in sub.choices.items()}
+    for name, text in texts.items():
+        assert "``" not in text, name  # no RST markup
+    assert texts["runner"].split("\n\n")[1].startswith("Experiments on tor:")
+    flat = {name: " ".join(text.split()) for name, text in texts.items()}
+    assert "circuits.csv" not in flat["runner"]
+    assert "collect parse every run's logs into the experiment's tables" in flat["runner"]
+    for reader in ("collect", "analyze", "report", "compare"):
+        assert "whose runs to read" in flat[reader], reader
+        assert "real tor processes" not in flat[reader], reader
+    assert "real tor processes on this machine" in flat["experiment"]
 
 
 def _holder(experiment_dir: Path) -> subprocess.Popen[str]:

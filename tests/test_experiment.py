@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import runner.experiments
-from runner.errors import SpecError
+import runner.tools.prereqs
 from runner.execute import run as execute_run
 from runner.execute.run import RunOutcome
 from runner.experiment import Console, Experiment, RunOptions
@@ -117,17 +117,56 @@ def test_the_steps_of_one_experiment_share_one_load(
     assert out[0] == f"report: {tmp_path / 'report.md'}"
 
 
-def test_a_reader_works_on_the_backend_its_runs_were_made_with(tmp_path: Path) -> None:
+def test_a_stage_reading_stale_runs_says_how_many(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec, layout = fixture_results("tortoise-small", tmp_path)
+    _no_report(monkeypatch, tmp_path)
+    console, _, err = _lines()
+    assert Experiment.load(TORTOISE, tmp_path, "shadow", console=console).compare().code == 0
+    assert not [line for line in err if "stale" in line]  # runs as the spec gives them
+    edited = tmp_path / "spec" / "tortoise-small.yaml"
+    edited.parent.mkdir()
+    text = TORTOISE.read_text()
+    edited.write_text(
+        text.replace(
+            "torrc: &clients {client: [ConfluxEnabled 0]}",
+            ("torrc: &clients {client: [ConfluxEnabled 0, SafeLogging 0]}"),
+            1,
+        )
+    )
+    exp = Experiment.load(edited, tmp_path, "shadow", console=console)
+    assert exp.compare().code == 0
+    complete = len(exp.spec.variants) * len(exp.spec.seeds)
+    changed = [v for v in exp.spec.variants if v.torrc != spec.variant(v.name).torrc]
+    assert 0 < len(changed) < len(exp.spec.variants)
+    stale = len(changed) * len(exp.spec.seeds)
+    assert err[-1].startswith(f"warning: {stale} of the {complete} complete runs read are stale")
+    assert f"made when {edited} gave another variant" in err[-1]
+
+
+def test_a_reader_works_on_the_backend_its_runs_were_made_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     spec, layout = fixture_results("tortoise-small", tmp_path)
     assert Experiment.load(TORTOISE, tmp_path, reading=True).backend is SHADOW
-    # Runs of the other backend beside them: which to read is not guessed.
+    # Runs of the other backend beside them: the one `make experiment` would
+    # run here is read (Shadow where installed, else local), and said.
     run_dir = layout.run_dir(spec.variants[0].name, spec.seeds[0])
     local = tmp_path / LOCAL.experiment_name(spec.name) / run_dir.relative_to(layout.experiment_dir)
     local.mkdir(parents=True)
     manifest = json.loads((run_dir / "manifest.json").read_text())
     (local / "manifest.json").write_text(json.dumps(manifest | {"backend": "local"}))
-    with pytest.raises(SpecError, match=r"both backends \(local, shadow\): say which"):
-        Experiment.load(TORTOISE, tmp_path, reading=True)
+    for installed, other in ((SHADOW, LOCAL), (LOCAL, SHADOW)):
+        monkeypatch.setattr(runner.tools.prereqs, "default_backend", lambda b=installed: b)
+        console, out, _ = _lines()
+        exp = Experiment.load(TORTOISE, tmp_path, reading=True, console=console)
+        assert exp.backend is installed
+        assert out == [
+            "runs of tortoise-small exist for both backends (local, shadow): reading the "
+            f"{installed.name} runs in {exp.layout.experiment_dir}, the backend `make "
+            f"experiment` runs here (--backend {other.name} reads the others)"
+        ]
     assert Experiment.load(TORTOISE, tmp_path, "local", reading=True).backend is LOCAL
 
 

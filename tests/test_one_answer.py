@@ -121,13 +121,18 @@ def test_a_hypothesis_on_a_changes_row_takes_that_row_over(tmp_path: Path) -> No
     header = changes[0]
     (row,) = [r for r in changes[1:] if r[:4] == ["bulk", "1 MB", "limit-100", "unlimited"]]
     assert row[header.index("TTLB change")] == "limit-slows-1mb: +115.1% (no interval)"
-    # The row's other metrics are not the hypothesis's: exploratory, with intervals.
-    assert BOUNDS.search(row[header.index("TTFB change")])
+    # The row's other metrics are not the hypothesis's: exploratory, and with
+    # 2 seeds the change alone, as the hypothesis's cell (no interval under 3).
+    assert row[header.index("TTFB change")] == "-35.2%"
+    assert not any(BOUNDS.search(cell) for r in changes[1:] for cell in r)
     assert "A cell that begins with a hypothesis's name is that hypothesis's answer" in text
     assert "The other 329 comparisons are exploratory" in text
-    # Without the hypothesis the row is exploratory, with its own interval.
+    # Without the hypothesis the row is exploratory, the change alone.
     plain = fixture_report("tortoise-small", tmp_path / "plain").read_text()
-    assert "| +115.1% [+1.3, +356.6] |" in plain
+    assert "| -35.2% | +115.1% | +125.2% |" in plain
+    # From 3 seeds on an exploratory cell has its interval.
+    pilot = _section((FIXTURES / "conflux-small-pilot" / "report.md").read_text(), "Changes")
+    assert all(BOUNDS.search(cell) for r in pilot[1:] for cell in r[5:8] if cell != "n/a")
     assert "These 330 comparisons are exploratory" in plain
 
 

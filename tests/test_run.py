@@ -14,6 +14,7 @@ import yaml
 from runner.checks import Failure
 from runner.cli import main
 from runner.execute.run import run_experiment
+from runner.experiment.backend import backend_name
 from runner.experiments import parse_spec
 from runner.layout import Layout, stale_path
 from runner.manifest import read_run, record_check_failures
@@ -171,12 +172,17 @@ def test_results_are_found_by_their_manifests_not_by_what_is_installed(
     assert (results / "ci-small" / "transfers.csv").is_file()
     assert not (results / "ci-small-local").exists()
 
-    # Runs of both backends: the user must say which.
+    # Runs of both backends: the one `make experiment` would run here (local,
+    # Shadow being out of sight), said; --backend reads the other.
     local_run = results / "ci-small-local" / "conflux-on" / "seed-1"
     local_run.mkdir(parents=True)
     write_manifest(local_run, {"backend": "local", "status": "complete"})
-    assert main(["collect", str(spec_path), "--results", str(results)]) == 2
-    assert "both backends (local, shadow): say which with --backend" in capsys.readouterr().err
+    said: list[str] = []
+    assert backend_name("ci-small", results, None, True, said.append) == "local"
+    assert said[0].startswith("runs of ci-small exist for both backends (local, shadow)")
+    capsys.readouterr()
+    assert main(["collect", str(spec_path), "--results", str(results), "--backend", "shadow"]) == 0
+    assert "collected 4 runs: " in capsys.readouterr().out
 
 
 @needs_tor

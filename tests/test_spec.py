@@ -215,6 +215,22 @@ def test_missing_spec_file(tmp_path: Path) -> None:
         load_spec(tmp_path / "nope.yaml")
 
 
+def test_a_copy_keeping_another_specs_name_is_refused(tmp_path: Path) -> None:
+    original = tmp_path / "ci-small.yaml"
+    original.write_text(CI_SMALL.read_text())
+    copy = tmp_path / "my.yaml"
+    copy.write_text(CI_SMALL.read_text().replace("ControlPort", "ControlPort", 1))
+    with pytest.raises(SpecError) as info:
+        load_spec(copy)
+    assert (info.value.path, info.value.key) == (str(copy), "name")
+    assert f"{original} is the spec named 'ci-small'" in info.value.expected
+    assert "the results folder comes from `name:`" in info.value.expected
+    assert "name: my" in info.value.expected
+    assert load_spec(original).name == "ci-small"  # the owner itself loads
+    copy.write_text(CI_SMALL.read_text().replace("name: ci-small", "name: my", 1))
+    assert load_spec(copy).name == "my"  # a name of its own: its own results folder
+
+
 def test_invalid_yaml_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("name: x\nseeds: [1, 2\n")

@@ -208,5 +208,6 @@ def test_the_readme_gives_each_targets_time_as_measured_with_its_date() -> None:
     time = r"\d+ min \d+ s"
     for run in ("`make test` without Shadow", "`make test` with Shadow", "`make test-sim` with"):
         assert re.search(re.escape(run) + r"[^;]*? " + time, text), run
-    assert re.search(r"\d+ passed, \d+ skipped, \d+ deselected", text)
+    # Test counts change with every commit: the README leaves them to pytest.
+    assert not re.search(r"\d+ passed", text) and "pytest prints today's counts" in text
     assert "MAKE_TEST_WITH_SHADOW" not in text

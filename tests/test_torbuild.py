@@ -1,11 +1,18 @@
 """The patched-tor pipeline's bookkeeping (the build itself runs in `make tor`)."""
 
+import contextlib
+import multiprocessing
+import os
 import shutil
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from runner.errors import PrerequisiteError
+from runner.tools import torbuild
+from runner.tools.steps import logged_step
 from runner.tools.torbuild import PATCH_DIR, build_dir, load_source, patched_tor
 
 
@@ -53,3 +60,77 @@ def test_an_unbuilt_tor_says_how_to_build_it(
     build_dir(source).mkdir()  # present but incomplete: still not usable
     with pytest.raises(PrerequisiteError, match="not built"):
         patched_tor(source)
+
+
+def _fake_steps(monkeypatch: pytest.MonkeyPatch, release: Path, makes: Path) -> None:
+    """A build whose fetch waits for ``release`` to exist and whose make
+    writes the binary and counts itself in ``makes``: no download, no compile."""
+
+    def fetch(source: object, into: Path, log: Path) -> Path:
+        log.write_text("fetched\n")
+        deadline = time.monotonic() + 30
+        while not release.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (into / "src").mkdir()
+        return into / "src"
+
+    def step(name: str, cmd: list[str], cwd: Path, log: Path, stdin: Path | None = None) -> None:
+        with log.open("a") as out:
+            out.write(f"{name}\n")
+        if cmd[0] == "make" and len(cmd) == 2:
+            binary = cwd / "src" / "app" / "tor"
+            binary.parent.mkdir(parents=True)
+            binary.write_text("")
+            with makes.open("a") as counted:
+                counted.write(f"{os.getpid()}\n")
+
+    monkeypatch.setattr(torbuild, "fetch_and_verify", fetch)
+    monkeypatch.setattr(torbuild, "_step", step)
+
+
+def _build_into(console: Path) -> None:
+    """A child process's build, its printed lines into ``console``."""
+    with console.open("w") as out, contextlib.redirect_stdout(out):
+        torbuild.build(1)
+
+
+def _wait_for(check: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 30
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_a_second_build_waits_for_the_first_and_deletes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, release, makes = tmp_path / "cache", tmp_path / "release", tmp_path / "makes"
+    monkeypatch.setenv("TORNET_TOR_BUILD_ROOT", str(root))
+    _fake_steps(monkeypatch, release, makes)
+    where = build_dir(load_source())
+    fork = multiprocessing.get_context("fork")
+    first = fork.Process(target=_build_into, args=(tmp_path / "first.txt",))
+    first.start()
+    _wait_for(lambda: (where / "build.log").is_file(), "the first build to start")
+    second = fork.Process(target=_build_into, args=(tmp_path / "second.txt",))
+    second.start()
+    waiting = f"waiting for the build in progress in {where} (lock held by pid {first.pid})"
+    said = tmp_path / "second.txt"
+    _wait_for(lambda: said.is_file() and waiting in said.read_text(), "the second to wait")
+    assert (where / "build.log").read_text() == "fetched\n"  # the first's work is untouched
+    release.touch()
+    first.join(30)
+    second.join(30)
+    assert (first.exitcode, second.exitcode) == (0, 0)
+    assert makes.read_text().split() == [str(first.pid)]  # one build, by the first
+    assert (where / ".complete").is_file()
+    assert patched_tor().is_file()
+    assert "up to date" in said.read_text()
+    first_lines = (tmp_path / "first.txt").read_text()
+    assert f"each step's output goes to {where / 'build.log'}" in first_lines
+
+
+def test_a_build_whose_folder_is_deleted_says_so_without_a_traceback(tmp_path: Path) -> None:
+    log = tmp_path / "gone" / "build.log"
+    with pytest.raises(PrerequisiteError, match=r"make: .*build\.log \(was .*gone deleted"):
+        logged_step("tor build", "make", ["true"], tmp_path, log)

@@ -73,13 +73,14 @@ class Experiment:
 
         written = load_spec(Path(spec))
         root = Path(results).resolve()
-        chosen = BACKENDS[backend_name(written.name, root, backend, reading, spec)]
+        console = console or Console()
+        chosen = BACKENDS[backend_name(written.name, root, backend, reading, console.out)]
         return cls(
             written,
             chosen,
             Layout(root, chosen.experiment_name(written.name)),
             backend,
-            console or Console(),
+            console,
             list(sys.argv if argv is None else argv),
         )
 
@@ -180,6 +181,7 @@ class Experiment:
         # Analyze reads the runs as the run directories hold them now.
         write_runs(spec, layout)
         found = analyze(spec, layout, ANALYSES)
+        self._tell_stale(spec)
         self._record_check_failures(spec, found.failures)
         self.console.out(f"analyses: {layout.analyses_dir}/*.json")
         self.console.out(f"          {layout.data_json('answers')}")
@@ -200,6 +202,7 @@ class Experiment:
         except NotAnalyzedError as exc:
             self.console.err(f"error: {exc}")
             return CompareResult(1, None)
+        self._tell_stale(self.spec)
         self._tell_report(result.path, ([], []))
         return CompareResult(0, result)
 
@@ -383,7 +386,25 @@ class Experiment:
             )
             return CollectResult(1, result)
         self.console.out(result.line(f"{layout.experiment_dir}/<table>.csv and .parquet"))
+        self._tell_stale(spec)
         return CollectResult(0, result)
+
+    def _tell_stale(self, spec: Spec) -> None:
+        """A stage that read stale runs says how many, on the console as in
+        the report: their results are in every table."""
+        from runner.analyses.runs import complete, stale
+        from runner.tables.runs import run_rows
+
+        rows = run_rows(spec, self.layout)
+        found = stale(spec, rows)
+        if not found:
+            return
+        differ = sorted({part for _, parts in found for part in parts})
+        self.console.err(
+            f"warning: {len(found)} of the {len(complete(rows))} complete runs read are stale: "
+            f"made when {spec.path} gave another {', '.join(differ)}; their results are in "
+            "every table (the report lists them); `runner run` makes them again"
+        )
 
     def _has_tables(self, spec: Spec, command: str) -> bool:
         """Whether collect has written the tables ``command`` reads; says what to run if not."""
@@ -406,6 +427,7 @@ class Experiment:
         # The report reads the runs as the run directories hold them now.
         write_runs(spec, self.layout)
         result = compare(spec, self.layout, ANALYSES)
+        self._tell_stale(spec)
         self._record_check_failures(spec, result.failures)
         self._tell_report(result.path, result.answers)
         return CompareResult(0 if result.checks_passed else 1, result)

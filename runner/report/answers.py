@@ -22,7 +22,10 @@ def _prediction(a: Answer) -> str:
         return "too few seeds to predict how many would decide it"
     if a.seeds_needed > MAX_SEEDS:
         return f"more than {MAX_SEEDS} seeds would be needed"
-    return f"about {a.seeds_needed} seeds would decide it with 80% probability (`runner plan`)"
+    return (
+        f"about {a.seeds_needed} seeds would decide it alone with 80% probability "
+        "(a fixed-size count from these seeds; `runner plan` sizes rounds deciding them all)"
+    )
 
 
 def _skew_note(a: Answer) -> str:
@@ -89,8 +92,11 @@ INTRO = (
     "from the smallest change on the expected side to its mirror on the log scale (for a "
     "10% decrease, -10% to +11.1%; for a 10% increase, -9.1% to +10%). *Contradicted*: "
     "otherwise, the whole interval lies on the other side of zero. Otherwise "
-    "*undetermined*, with the seeds `runner plan` predicts would give a decisive verdict "
-    "with 80% probability at the hypothesis's level. Under 3 seeds there is no interval; "
+    "*undetermined*, with the seeds a fixed-size design would need to decide that "
+    "hypothesis alone with 80% probability at its level, from these seeds' change and "
+    "spread (answers.json's `seeds_needed`); `runner plan` gives the seeds in rounds that "
+    "decide every hypothesis together (its M), from the spread's parts: the two differ. "
+    "Under 3 seeds there is no interval; "
     f"under {NORMAL_SPREAD_SEEDS} a verdict rests on the seeds' spread being normal."
 )
 FAMILY_NOTE = (
@@ -172,11 +178,12 @@ def answers_section(
             "This spec states no hypotheses, so nothing below is a test: every comparison "
             "in the report is exploratory."
         ]
-    lines += [INTRO, "", FAMILY_NOTE, ""]
-    if rounds:
-        lines += [ROUNDS_NOTE, ""]
-    lines += table(*answer_rows(found, cpu))
+    # The answers first, then what their error rates mean.
+    lines += [INTRO, "", *table(*answer_rows(found, cpu))]
     reasons = [f"- {a.hypothesis.name}: {a.hypothesis.why}" for a in found if a.hypothesis.why]
     if reasons:
         lines += ["", "Why these changes matter:", "", *reasons]
+    lines += ["", FAMILY_NOTE]
+    if rounds:
+        lines += ["", ROUNDS_NOTE]
     return lines

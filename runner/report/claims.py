@@ -139,21 +139,52 @@ PAGE_INTRO = (
     "Which published claim each experiment's hypotheses test, and the paper's number beside "
     "the project's, from each experiment's latest collected results "
     "(`results/<exp>/answers.json`, or `results/<exp>-local/` for real tor processes). "
-    "Written by `make claims` (`python -m runner claims`); not edited by hand. How a spec "
+    "Written by `make claims` (`python -m runner claims`); not edited by hand. An experiment "
+    "with no answers in the results folder keeps its section as this page had it. How a spec "
     "names the claims: [Writing a spec](spec.md). Back to the [README](../README.md)."
 )
 
 
-def claims_page(
-    experiments: Sequence[tuple[str, str, ClaimsLedger | None, list[dict[str, Any]], str]],
-) -> str:
-    """docs/claims.md: per experiment (its name, its spec's path, its
-    ledger, a record per hypothesis, where its answers came from) its
+def experiment_section(
+    name: str, path: str, ledger: ClaimsLedger | None, records: list[dict[str, Any]], source: str
+) -> list[str]:
+    """One experiment's part of docs/claims.md (its name, its spec's path,
+    its ledger, a record per hypothesis, where its answers came from): its
     claims table, the claims it cannot test and its extensions."""
+    paper = f" Paper: {ledger.paper}." if ledger is not None else ""
+    return [f"## {name}", "", f"Spec: `{path}`.{paper} Results: {source}.", ""] + claims_body(
+        records, ledger
+    )
+
+
+def claims_page(sections: Sequence[list[str]]) -> str:
+    """docs/claims.md from each experiment's section (experiment_section)."""
     lines = ["# Published claims and the project's answers", "", PAGE_INTRO, "", INTRO]
-    for name, path, ledger, records, source in experiments:
-        lines += ["", f"## {name}", ""]
-        paper = f" Paper: {ledger.paper}." if ledger is not None else ""
-        lines += [f"Spec: `{path}`.{paper} Results: {source}.", ""]
-        lines += claims_body(records, ledger)
+    for section in sections:
+        lines += ["", *section]
     return "\n".join(lines) + "\n"
+
+
+def published_sections(page: str) -> dict[str, list[str]]:
+    """The experiments' sections of a claims page as written, by name, each
+    one's lines from its heading to the line before the next heading."""
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in page.splitlines():
+        if line.startswith("## "):
+            current = sections.setdefault(line[3:].strip(), [])
+        if current is not None:
+            current.append(line)
+    return {name: _trimmed(lines) for name, lines in sections.items()}
+
+
+def _trimmed(lines: list[str]) -> list[str]:
+    while lines and not lines[-1].strip():
+        lines = lines[:-1]
+    return lines
+
+
+def section_has_results(section: list[str]) -> bool:
+    """Whether a written section reports collected answers (its Results:
+    line names a file rather than saying "not run")."""
+    return any(" Results: `" in line for line in section if line.startswith("Spec: "))

@@ -47,11 +47,15 @@ def paths_section(result: PathsResult, inp: Inputs, out: Path) -> Section:
         "## Paths",
         "",
         "Per variant, the mean over seeds of the share of its measured clients' circuits "
-        "(those that carried a stream) with a hop through a relay of each position, and of "
-        "the bytes every relay read over the measured period that relays of each position "
-        "read. A comparison holds its network fixed: a variant that avoids a position its "
-        "reference uses fails the check above.",
+        "(those that carried a stream) with a hop through a relay of each role, and of "
+        "the bytes every relay read over the measured period that relays of each role "
+        "read. A column is the relays' role in the network, not the hop they served: every "
+        "circuit has a middle hop, but guard and exit relays serve as middles too, so the "
+        "*middle relays* share of circuits can be well under 100%. A comparison holds its "
+        "network fixed: a variant that avoids a position its reference uses fails the check "
+        "above.",
         "",
     ]
-    section.lines += table(["variant", "measure", *positions, "seeds"], rows)
+    columns = [f"{p} relays" for p in positions]
+    section.lines += table(["variant", "measure", *columns, "seeds"], rows)
     return section

@@ -73,7 +73,11 @@ def _spread_section(plan: Plan) -> list[str]:
         f"fewest seeds whose fixed-size interval is decisive with {PROBABILITY:.0%} "
         "probability, at the change and spread seen, at the hypothesis's level (5% / k for "
         "each of k confirmatory hypotheses, Holm's first step; 5% for an exploratory one) "
-        "and allowing for skewed seeds as the report's answers do.",
+        "and allowing for skewed seeds as the report's answers do. The report's answers "
+        'give a count of the same kind ("about N seeds would decide it alone") from the '
+        "collected seeds' change and spread directly, not from these parts, so it can "
+        "differ; the seeds to run are the Designs' M and expected seeds below, which decide "
+        "every hypothesis together.",
         "",
     ]
     # The seeds to decide are the first design's (as configured).

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from runner.analyses.answers import MIN_INTERVAL_SEEDS
 from runner.analyses.inputs import Inputs
+from runner.analyses.stats import Estimate
 from runner.analyses.transfers import Change, TransfersResult
 from runner.report.base import Section
 from runner.report.markdown import seconds, table
@@ -117,7 +118,8 @@ def _changes_lines(result: TransfersResult, inp: Inputs) -> list[str]:
         "each client's median) of a variant against its reference "
         "(negative is faster), paired by seed: the geometric mean of the seeds' ratios "
         "minus one, with a 95% t interval on the log scale, so that no bound passes "
-        "-100%. From 5 seeds on, a hierarchical bootstrap (seeds, then measured "
+        f"-100% (from {MIN_INTERVAL_SEEDS} seeds on: with fewer, the change alone). From 5 "
+        "seeds on, a hierarchical bootstrap (seeds, then measured "
         "clients within each seed, then each client's transfers) of the same change "
         "stands beside it as a check on the t interval. "
         "*After first byte* is time to last byte net of time to first byte: the transfer "
@@ -163,7 +165,7 @@ def _change_row(
             cells.append(f"{answer[0]}: {answer[1]}")
         else:
             found = by_metric[metric].get(key)
-            cells.append(found.estimate.format(100, "%") if found else "n/a")
+            cells.append(_change_cell(found) if found else "n/a")
     row = [key[2], human_size(key[3]), key[0], key[1], str(change.estimate.n), *cells]
     if bootstrapped:
         first = by_metric["ttfb"].get(key)
@@ -172,6 +174,16 @@ def _change_row(
             change.bootstrap.format(100, "%") if change.bootstrap else "n/a",
         ]
     return row, answers
+
+
+def _change_cell(change: Change) -> str:
+    """A change with its 95% interval; under MIN_INTERVAL_SEEDS seeds the
+    change alone, as a hypothesis's cell gives it (an interval from two
+    seeds rests on one degree of freedom)."""
+    e = change.estimate
+    if e.n < MIN_INTERVAL_SEEDS:
+        return Estimate(e.mean, None, None, e.n).format(100, "%").split(" (")[0]
+    return e.format(100, "%")
 
 
 def _comparisons_notes(rows: int, answers: int, hypotheses_named: bool) -> list[str]:

@@ -144,8 +144,9 @@ def _runs_table(
 
 def stale_runs(spec: Spec, runs: list[RunRow]) -> list[str]:
     """The complete runs whose identity differs from what the spec now gives
-    (kept with --keep-stale), and whether the runs were made with more than
-    one set of tool versions: a report never mixes runs silently."""
+    (made before it changed, or kept with --keep-stale), and whether the
+    runs were made with more than one set of tool versions: a report never
+    mixes runs silently."""
     rows = [[f"{r.variant}/seed-{r.seed}", ", ".join(changed)] for r, changed in stale(spec, runs)]
     versions = tool_sets(runs)
     lines = []
@@ -153,8 +154,8 @@ def stale_runs(spec: Spec, runs: list[RunRow]) -> list[str]:
         lines += [
             "",
             f"**Stale runs:** {len(rows)} complete runs differ from what the spec now gives "
-            "(kept with --keep-stale; run again without it to replace them). Their results "
-            "are in every table below:",
+            "(made before it changed: `runner run` makes them again, unless --keep-stale "
+            "keeps them). Their results are in every table below:",
             "",
             *table(["run", "what differs"], rows),
         ]

@@ -36,6 +36,7 @@ from runner.spec.model import (
     Workload,
 )
 from runner.spec.network import parse_network
+from runner.spec.own_name import check_own_name
 from runner.spec.seeds import parse_seeds
 from runner.spec.variants import parse_new_params, parse_variants
 from runner.units import human_size
@@ -263,7 +264,9 @@ def load_spec_file(path: Path, expect_keys: Sequence[ExpectKey] = ()) -> Spec:
         raise SpecError(
             shown, where, f"expected valid YAML ({getattr(exc, 'problem', exc)})"
         ) from None
-    return parse_spec(data, shown, content_sha256(data), expect_keys)
+    spec = parse_spec(data, shown, content_sha256(data), expect_keys)
+    check_own_name(path, spec.name)
+    return spec
 
 
 def _expanded_size(node: yaml.Node, seen: dict[int, int]) -> int:

@@ -20,23 +20,44 @@ def logged_step(
     hint: str = "",
 ) -> None:
     print(f"{name}: {step}", flush=True)
+    try:
+        code = _run_into(argv, cwd, log, env, stdin)
+    except FileNotFoundError as exc:
+        # The log's folder went away under the build (it was deleted by hand,
+        # or by a build that did not wait for the lock).
+        gone = ""
+        if exc.filename == str(log):
+            gone = f" (was {log.parent} deleted while the build ran?)"
+        raise PrerequisiteError(f"{name}: {step}: {exc.strerror}: {exc.filename}{gone}") from None
+    if code != 0:
+        raise PrerequisiteError(
+            f"{name}: {step} failed (exit {code}); see {log}:\n{_tail(log)}"
+            + (f"\n{hint}" if hint else "")
+        )
+
+
+def _run_into(
+    argv: list[str], cwd: Path, log: Path, env: dict[str, str] | None, stdin: Path | None
+) -> int:
+    """Run ``argv`` with its output appended to ``log``; its exit code (127: not started)."""
     with log.open("a") as out:
         out.write(f"\n$ {' '.join(argv)}\n")
         out.flush()
         handle = stdin.open() if stdin else None
         try:
-            code = subprocess.run(
+            return subprocess.run(
                 argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, stdin=handle, env=env
             ).returncode
         except OSError as exc:
             out.write(f"{exc}\n")
-            code = 127
+            return 127
         finally:
             if handle:
                 handle.close()
-    if code != 0:
-        tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
-        raise PrerequisiteError(
-            f"{name}: {step} failed (exit {code}); see {log}:\n{tail}"
-            + (f"\n{hint}" if hint else "")
-        )
+
+
+def _tail(log: Path) -> str:
+    try:
+        return "\n".join(log.read_text(errors="replace").splitlines()[-15:])
+    except OSError as exc:
+        return f"(the log cannot be read: {exc})"

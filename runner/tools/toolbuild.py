@@ -15,8 +15,6 @@ to the pinned commit: a moved tag is refused.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import fcntl
 import importlib.metadata
 import json
 import os
@@ -25,10 +23,10 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 from runner.errors import PrerequisiteError
+from runner.tools.buildlock import build_lock
 from runner.tools.steps import logged_step
 from runner.tools.upstream import BUILDS, PYTHON_REQUIREMENTS, PYTHON_TOOLS, Build, PythonTool
 
@@ -131,24 +129,9 @@ def checkout(build: Build, where: Path, log: Path, env: dict[str, str]) -> Path:
     return src
 
 
-@contextlib.contextmanager
-def _locked(build: Build, root: Path | None) -> Iterator[None]:
-    """Hold ``<root>/<name>-<version>.lock``, waiting for another build of it to end."""
-    where = tool_dir(build, root)
-    lock = where.parent / f"{where.name}.lock"
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    with lock.open("w") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            print(f"{build.name}: waiting for another build of it to end ({lock})", flush=True)
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
-
-
 def build_one(build: Build, jobs: int, root: Path | None = None) -> Path:
     """Build ``build`` unless cached; its binary."""
-    with _locked(build, root):
+    with build_lock(build.name, tool_dir(build, root)):
         return _build_one(build, jobs, root)
 
 

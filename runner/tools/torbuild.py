@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.errors import PrerequisiteError
+from runner.tools.buildlock import build_lock
 from runner.tools.steps import logged_step
 
 PATCH_DIR = Path(__file__).resolve().parents[2] / "tor-patches"
@@ -142,15 +143,27 @@ def fetch_and_verify(source: TorSource, into: Path, log: Path) -> Path:
 
 
 def build(jobs: int) -> Path:
+    """The patched tor's build directory, built unless complete; while another
+    process builds it, wait for that build rather than delete it."""
     source = load_source()
     where = build_dir(source)
+    with build_lock("tor build", where):
+        return _build(source, where, jobs)
+
+
+def _build(source: TorSource, where: Path, jobs: int) -> Path:
     if (where / ".complete").is_file():
         print(f"tor build: up to date at {where}")
         return where
-    if where.exists():  # an interrupted build: start again
+    if where.exists():  # an interrupted build (the lock says none is running): start again
         shutil.rmtree(where)
     where.mkdir(parents=True)
     log = where / "build.log"
+    print(
+        f"tor build: into {where}; a first build takes several minutes (the make step most "
+        f"of them), each step's output goes to {log}",
+        flush=True,
+    )
     started = time.monotonic()
     tree = fetch_and_verify(source, where, log)
     for patch in source.patches:
@@ -160,7 +173,7 @@ def build(jobs: int) -> Path:
     out = where / "build"
     out.mkdir()
     _step("configure", [str(tree / "configure"), *CONFIGURE_FLAGS], out, log)
-    _step("make", ["make", f"-j{jobs}"], out, log)
+    _step(f"make (several minutes; `tail -f {log}` to follow it)", ["make", f"-j{jobs}"], out, log)
     _step("make unit tests", ["make", f"-j{jobs}", "src/test/test", "src/test/test-slow"], out, log)
     info = {
         "debian_version": source.debian_version,
