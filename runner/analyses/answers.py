@@ -723,7 +723,10 @@ def answer_from_record(record: Mapping[str, Any], h: Hypothesis) -> Answer:
     being the hypothesis it answers (the spec's): what the report renders.
     Under MIN_INTERVAL_SEEDS seeds the record leaves out the interval and
     its t value, which no part of the report shows there. A field the
-    record lacks raises KeyError."""
+    record lacks raises KeyError. A hypothesis the analysis read outside the
+    family (post hoc) keeps the record's why."""
+    if record.get("exploratory") and not h.exploratory:
+        h = replace(h, exploratory=str(record["exploratory"]))
     return Answer(
         h,
         record_estimate(record),
