@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from runner.analyses.answers import Answer
     from runner.checks import Failure
     from runner.spec.model import Spec
+    from runner.tables.collect import Collected
 
 
 @dataclass(eq=False)
@@ -172,7 +173,7 @@ class Experiment:
         from runner.analyses.analyze import analyze
         from runner.experiments import ANALYSES
         from runner.report.answers import answer_rows
-        from runner.tables.runs import write_runs
+        from runner.tables.sources import write_runs
 
         spec, layout = self.spec, self.layout
         if not self._has_tables(spec, "analyze"):
@@ -376,17 +377,48 @@ class Experiment:
 
         layout = self.layout
         result = collect(spec, layout, TABLES)
-        if not result.runs:
+        if not result.runs and not result.from_store:
             self.console.err(
                 f"error: no complete runs of {spec.path} under {layout.experiment_dir}: "
                 f"run them first (`python -m runner run {spec.path}`, or `experiment`)"
             )
             return CollectResult(1, result)
         self.console.out(result.line(f"{layout.experiment_dir}/<table>.csv and .parquet"))
+        self._tell_stored(result)
         return CollectResult(0, result)
 
+    def _tell_stored(self, result: Collected) -> None:
+        """What collect added to the run store."""
+        from runner.tables.collect import NOT_STORED
+        from runner.tables.store import REPLACED, STORED
+
+        store = self.layout.store_dir
+        if result.stored.get(STORED):
+            self.console.out(f"stored {len(result.stored[STORED])} new runs in {store}")
+        for run in result.stored.get(REPLACED, []):
+            self.console.err(
+                f"warning: {run}: its logs now give other tables than the run store held; "
+                f"replaced in {store}"
+            )
+        if result.stored.get(NOT_STORED):
+            self.console.err(
+                f"warning: {', '.join(result.stored[NOT_STORED])}: no identity recorded "
+                "(made by an older runner): not stored"
+            )
+
     def _has_tables(self, spec: Spec, command: str) -> bool:
-        """Whether collect has written the tables ``command`` reads; says what to run if not."""
+        """Whether collect has written the tables ``command`` reads (with
+        the stored runs the spec asks for: runs stored or imported since, or
+        only the store in a fresh clone); says what to run if not."""
+        from runner.experiments import TABLES
+        from runner.tables.collect import parsed_tables
+        from runner.tables.sources import refresh
+
+        if refresh(spec, self.layout, parsed_tables(TABLES)):
+            self.console.out(
+                f"tables assembled from the run directories and the run store "
+                f"({self.layout.store_dir}) -> {self.layout.experiment_dir}"
+            )
         if self.layout.transfers_csv.is_file():
             return True
         self.console.err(
@@ -399,7 +431,7 @@ class Experiment:
     def _compare(self, spec: Spec) -> CompareResult:
         from runner.experiments import ANALYSES
         from runner.report.compare import compare
-        from runner.tables.runs import write_runs
+        from runner.tables.sources import write_runs
 
         if not self._has_tables(spec, "compare"):
             return CompareResult(1, None)
@@ -413,7 +445,7 @@ class Experiment:
     def _record_check_failures(self, spec: Spec, failures: Sequence[Failure]) -> None:
         """Say each failed check and record it in its run's manifest, for --retry-failed."""
         from runner.manifest import record_check_failures
-        from runner.tables.runs import write_runs
+        from runner.tables.sources import write_runs
 
         layout = self.layout
         for failure in failures:
