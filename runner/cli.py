@@ -161,6 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_analyze_and_report(sub)
     _add_claims(sub)
+    _add_store(sub)
     _add_builds(sub)
     _add_bench(sub)
     return parser
@@ -334,6 +335,39 @@ def _add_claims(sub: Subcommands) -> None:
     claims.add_argument("--results", default="results", help="results root (default: results)")
     claims.add_argument("--out", default="docs/claims.md", help="default: docs/claims.md")
     claims.set_defaults(func=cmd_claims)
+
+
+def cmd_store(args: argparse.Namespace) -> int:
+    """``runner store import PATH`` or ``runner store list [EXP]``."""
+    from runner.experiment.console import Console
+    from runner.experiment.store import import_store, list_store
+
+    results = Path(args.results)
+    if args.action == "import":
+        return import_store(Path(args.path), Path(args.configs), results, Console())
+    return list_store(results, args.experiment, Console())
+
+
+def _add_store(sub: Subcommands) -> None:
+    store = sub.add_parser(
+        "store",
+        help="the run store (results/store/, docs/store.md): import runs made elsewhere, "
+        "list what is stored",
+    )
+    actions = store.add_subparsers(dest="action", required=True)
+    imports = actions.add_parser(
+        "import",
+        help="add the complete runs of a results folder (or a .tar/.tar.gz of one) to the "
+        "store; refuses runs of no spec here, of another identity, or whose tables differ "
+        "from the stored run of the same identity",
+    )
+    imports.add_argument("path", help="a results folder, an experiment's folder, or an archive")
+    imports.add_argument("--configs", default="configs", help="the specs (default: configs)")
+    listing = actions.add_parser("list", help="the stored runs: seeds, variants, bytes")
+    listing.add_argument("experiment", nargs="?", help="one experiment's folder name")
+    for p in (imports, listing):
+        p.add_argument("--results", default="results", help="results root (default: results)")
+        p.set_defaults(func=cmd_store)
 
 
 def _add_builds(sub: Subcommands) -> None:

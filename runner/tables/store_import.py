@@ -94,7 +94,7 @@ def collected_candidates(
         if not run.complete:
             skipped += run.status != "missing"
             continue
-        where = f"{experiment_dir}/runs.csv ({run.variant}/seed-{run.seed})"
+        where = f"{experiment_dir}/runs.csv"
         texts = table_texts(tables, rows.get((run.variant, run.seed), {}))
         run_dir = experiment_dir / run.variant / f"seed-{run.seed}"
         found.append(Candidate(experiment_dir.name, run, texts, where, run_dir=run_dir))
