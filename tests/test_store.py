@@ -175,10 +175,11 @@ def test_a_run_in_both_places_with_one_identity_is_taken_once(tmp_path: Path) ->
     done = import_runs(source.root, {spec.name: spec}, source.root, TABLES)
     assert len(done.added) == len(spec.runs())
     sources = run_sources(spec, source)
-    assert all(s.stored is None for s in sources)  # the run directories' own
-    before = (source.experiment_dir / "transfers.csv").read_text()
+    assert all(s.stored is not None and s.stored.key.endswith(s.row.identity) for s in sources)
+    before = TRANSFERS.read_from(source)
     refresh(spec, source, TABLES)
-    assert (source.experiment_dir / "transfers.csv").read_text() == before
+    assert by_run(TRANSFERS.read_from(source)) == by_run(before)
+    assert len(TRANSFERS.read_from(source)) == len(before)
 
 
 def _json(path: Path) -> Any:

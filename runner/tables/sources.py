@@ -22,7 +22,7 @@ from runner.layout import Layout
 from runner.manifest import read_run_if_any, write_json_atomic
 from runner.spec.model import Spec
 from runner.tables.runs import RUNS, RunRow, changed_from_spec, missing_row, run_row
-from runner.tables.store import StoredRun, by_run, stored_runs
+from runner.tables.store import StoredRun, by_run, run_key, stored_runs
 from runner.tables.table import Table
 
 LOCAL = "run directory"
@@ -53,7 +53,9 @@ def choose(spec: Spec, local: RunRow | None, stored: Sequence[StoredRun]) -> Sou
     """The run a (variant, seed) is, of its run directory's (``local``) and
     its stored runs; None where it has neither."""
     if local is not None and fresh(spec, local):
-        return Source(local)
+        # The same run stored (its key is its identity): its rows are the store's.
+        same = next((s for s in stored if s.key == run_key(local)), None)
+        return Source(local, same)
     usable = [s for s in stored if fresh(spec, s.row)]
     if usable:
         return Source(usable[0].row, usable[0])
