@@ -100,6 +100,7 @@ def collect(spec: Spec, layout: Layout, declared: Sequence[Table[Any]]) -> Colle
     rows: dict[str, list[Any]] = {t.name: [] for t in wanted}
     runs = 0
     stored: dict[str, list[str]] = {}
+    parsed_runs: set[tuple[str, int]] = set()
     for variant, seed in spec.runs():
         run_dir = layout.run_dir(variant.name, seed)
         record = read_run_if_any(run_dir)
@@ -110,9 +111,11 @@ def collect(spec: Spec, layout: Layout, declared: Sequence[Table[Any]]) -> Colle
             rows[name] += found
         outcome = _store_run(layout, record, wanted, parsed)
         stored.setdefault(outcome, []).append(f"{variant.name}/seed-{seed}")
+        parsed_runs.add((variant.name, seed))
         runs += 1
     sources = run_sources(spec, layout)
-    from_store = sum(1 for s in sources if s.stored is not None)
+    # Taken from the store alone: no run directory here holds them.
+    from_store = sum(1 for s in sources if s.stored is not None and s.run not in parsed_runs)
     if not runs and not from_store:  # no tables from nothing: compare would report empty ones
         return Collected(0, {t.name: 0 for t in wanted})
     counts = assemble(layout, wanted, sources, rows)
