@@ -161,6 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_analyze_and_report(sub)
     _add_claims(sub)
+    _add_campaign(sub)
     _add_store(sub)
     _add_builds(sub)
     _add_bench(sub)
@@ -335,6 +336,49 @@ def _add_claims(sub: Subcommands) -> None:
     claims.add_argument("--results", default="results", help="results root (default: results)")
     claims.add_argument("--out", default="docs/claims.md", help="default: docs/claims.md")
     claims.set_defaults(func=cmd_claims)
+
+
+def cmd_campaign(args: argparse.Namespace) -> int:
+    """Run the seeds that bring open claims nearest a verdict, within ``--budget`` CPU-hours."""
+    from runner.experiment.campaign_run import campaign
+    from runner.experiment.console import Console
+
+    if args.budget <= 0:
+        print(f"error: --budget {args.budget}: expected CPU-hours above 0", file=sys.stderr)
+        return 2
+    specs = args.specs or sorted(str(p) for p in Path(args.configs).glob("*.yaml"))
+    options = _run_options(args)
+
+    def fits(exp: Experiment) -> None:
+        if options.runs_here() and not args.force:
+            exp.check_fits(args.max_hosts, options)
+
+    result = campaign(specs, args.budget, args.results, args.backend, options, Console(), fits)
+    return result.code
+
+
+def _add_campaign(sub: Subcommands) -> None:
+    p = sub.add_parser(
+        "campaign",
+        help="from the answers today, run the seeds that bring the most open confirmatory "
+        "claims closest to a verdict per CPU-hour, each stored as it completes, stopping "
+        "before the budget",
+    )
+    p.add_argument("specs", nargs="*", help="experiment specs (default: every spec in --configs)")
+    p.add_argument(
+        "--budget", type=float, required=True, metavar="CPU_HOURS", help="CPU-hours to spend"
+    )
+    p.add_argument("--configs", default="configs", help="the specs (default: configs)")
+    p.add_argument("--results", default="results", help="results root (default: results)")
+    p.add_argument(
+        "--backend",
+        choices=BACKEND_NAMES,
+        default=None,
+        help="shadow, or local; default: shadow if installed, else local",
+    )
+    _placement_options(p)
+    _size_options(p)
+    p.set_defaults(func=cmd_campaign, keep_stale=False, retry_failed=False)
 
 
 def cmd_store(args: argparse.Namespace) -> int:

@@ -3,8 +3,14 @@ with a fake executor whose runs report a CPU cost: no simulation."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
 import pytest
 
+import runner.experiments
+from runner.experiment import Experiment, RunOptions
 from runner.experiment.campaign import (
     OpenClaim,
     Step,
@@ -13,11 +19,27 @@ from runner.experiment.campaign import (
     run_steps,
     step_spec,
 )
+from runner.experiment.campaign_run import HOUR, campaign, next_free_seed
 from runner.experiment.console import Console
-from runner.tables.runs import RunRow
-from tests.conftest import fixture_spec
+from runner.experiment.results import RunResult
+from runner.layout import Layout
+from runner.manifest import read_run
+from runner.network.backends import SHADOW
+from runner.network.identity import run_identity
+from runner.spec.model import Spec
+from runner.tables.collect import parsed_tables
+from runner.tables.runs import RunRow, run_row
+from runner.tables.store import stored_runs, table_texts, write_stored
+from runner.tables.store_import import import_runs
+from tests.conftest import (
+    FIXTURE_VERSIONS,
+    FIXTURES,
+    fixture_results,
+    fixture_spec,
+    write_manifest,
+)
 
-HOUR = 3600.0
+TABLES = parsed_tables(runner.experiments.TABLES)
 
 
 def claim(exp: str, name: str, have: int, need: int, *variants: str) -> OpenClaim:
@@ -84,3 +106,108 @@ def test_a_step_runs_its_variants_at_its_seed_alone() -> None:
         ("conflux", 40),
         ("plain", 40),
     ]
+
+
+# The whole command, on a clone whose store holds the conflux-small pilot's
+# runs, with a fake run step: each run it "makes" is a seed-1 run's rows at
+# the new seed, recorded and stored as collect stores a run.
+PILOT = "conflux-small-pilot"
+
+
+def clone_with_store(tmp_path: Path) -> tuple[Spec, Layout]:
+    spec, source = fixture_results(PILOT, tmp_path / "source")
+    clone = Layout(tmp_path / "clone", source.experiment)
+    done = import_runs(source.root, {spec.name: spec}, clone.root, TABLES)
+    assert not done.refused and len(done.added) == len(spec.runs())
+    return spec, clone
+
+
+def fake_run_and_store(
+    made: list[tuple[str, int]],
+) -> Callable[[Experiment, Spec, RunOptions], RunResult]:
+    def run_and_store(exp: Experiment, spec: Spec, options: RunOptions) -> RunResult:
+        layout = exp.layout
+        first = {s.row.variant: s for s in stored_runs(layout.store_dir) if s.row.seed == 1}
+        for variant, seed in spec.runs():
+            run_dir = layout.run_dir(variant.name, seed)
+            run_dir.mkdir(parents=True)
+            cpu = first[variant.name].row.cpu_s
+            assert cpu is not None
+            write_manifest(
+                run_dir,
+                {
+                    "variant": variant.name,
+                    "seed": seed,
+                    "status": "complete",
+                    "backend": "shadow",
+                    "versions": FIXTURE_VERSIONS,
+                    "identity": run_identity(spec, variant, seed, SHADOW, FIXTURE_VERSIONS),
+                    "cpu_phases_s": {"generate": 0.0, "simulate": cpu * 1.05},
+                },
+            )
+            record = read_run(run_dir)
+            rows = {
+                t.name: [replace(r, seed=seed) for r in first[variant.name].rows(t)] for t in TABLES
+            }
+            texts = table_texts(TABLES, rows)
+            write_stored(layout.store_dir, layout.experiment, record, run_row(record), texts)
+            made.append((variant.name, seed))
+        return RunResult(0, [], 0.0)
+
+    return run_and_store
+
+
+def test_the_campaign_command_runs_and_stores_seeds_within_the_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec, clone = clone_with_store(tmp_path)
+    made: list[tuple[str, int]] = []
+    monkeypatch.setattr(Experiment, "run_and_store", fake_run_and_store(made))
+    lines: list[str] = []
+    console = Console(lines.append, lines.append)
+    spec_path = FIXTURES / PILOT / "spec.yaml"
+    before = len(stored_runs(clone.store_dir))
+    budget_h = 0.5
+
+    result = campaign([spec_path], budget_h, clone.root, "shadow", RunOptions(), console)
+
+    assert result.ran, lines
+    assert result.spent_s <= budget_h * HOUR
+    # Stopped within the cost of a step of the budget, and said why.
+    assert budget_h * HOUR - result.spent_s < max(s.cpu_s for s in result.ran) * 1.05
+    # The store grew by exactly the campaign's runs, at seeds past the spec's.
+    assert len(stored_runs(clone.store_dir)) == before + len(made)
+    assert made == [(v, s.seed) for s in result.ran for v in step_spec_variants(spec, s)]
+    assert min(seed for _, seed in made) == max(spec.seeds) + 1
+    assert any(line.startswith(f"{spec.name}: open: ") for line in lines)
+    assert any(line.startswith("  1. conflux-small seed 6: ") for line in lines)
+    assert any("CPU-h spent" in line for line in lines)
+
+    # The stages after collect read the new seeds, and say so.
+    later: list[str] = []
+    again = Experiment.load(spec_path, clone.root, "shadow", console=Console(later.append))
+    new_seeds = sorted({seed for _, seed in made})
+    assert set(new_seeds) <= set(again.analysed_spec().seeds)
+    assert f"{len(new_seeds)} stored seeds beyond the spec's" in "\n".join(later)
+    # A later campaign resumes after them.
+    assert next_free_seed(again.analysed_spec(), again.layout) == max(new_seeds) + 1
+
+
+def step_spec_variants(spec: Spec, step: Step) -> list[str]:
+    """The variants a step runs, in the order the spec runs them."""
+    return [v.name for v, _ in step_spec(spec, step).runs()]
+
+
+def test_a_budget_too_small_for_any_step_runs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, clone = clone_with_store(tmp_path)
+    made: list[tuple[str, int]] = []
+    monkeypatch.setattr(Experiment, "run_and_store", fake_run_and_store(made))
+    lines: list[str] = []
+    spec_path = FIXTURES / PILOT / "spec.yaml"
+    result = campaign(
+        [spec_path], 0.01, clone.root, "shadow", RunOptions(), Console(lines.append, lines.append)
+    )
+    assert result.ran == [] and made == []
+    assert any(line.startswith("campaign: no step fits 0.01 CPU-h") for line in lines)

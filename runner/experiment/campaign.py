@@ -53,10 +53,20 @@ def open_claims(spec: Spec, found: Sequence[Answer]) -> list[OpenClaim]:
             continue
         have = a.estimate.n
         needed = max(a.seeds_needed or 0, MIN_INTERVAL_SEEDS, have + 1)
-        claims.append(
-            OpenClaim(spec.name, a.hypothesis.name, have, needed, tuple(a.hypothesis.variants))
-        )
+        variants = with_references(spec, a.hypothesis.variants)
+        claims.append(OpenClaim(spec.name, a.hypothesis.name, have, needed, variants))
     return claims
+
+
+def with_references(spec: Spec, names: Iterable[str]) -> tuple[str, ...]:
+    """``names`` and the variants they measure consensus parameters from
+    (``consensus_from``, on the same seed), which run at the seed too."""
+    found = list(dict.fromkeys(names))
+    for name in found:  # grows as references are found
+        for measured in spec.variant(name).consensus_from.values():
+            if measured.variant not in found:
+                found.append(measured.variant)
+    return tuple(found)
 
 
 @dataclass(frozen=True)

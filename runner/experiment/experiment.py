@@ -54,6 +54,7 @@ class Experiment:
     # run's manifest, and the lock names it.
     argv: list[str] = field(default_factory=lambda: list(sys.argv))
     _in_use: Spec | None = field(default=None, repr=False)
+    _told_beyond: list[int] = field(default_factory=list, repr=False)
 
     @classmethod
     def load(
@@ -92,6 +93,21 @@ class Experiment:
 
             self._in_use = seeds_in_use(self.written, self.layout)
         return self._in_use
+
+    def analysed_spec(self, spec: Spec | None = None) -> Spec:
+        """``spec`` (the one in use) with the seeds the run store holds
+        complete runs of its identity at beyond its own (a campaign's, or
+        another clone's): the stages after collect read them too."""
+        from runner.tables.sources import with_stored_seeds
+
+        widened, extra = with_stored_seeds(spec or self.spec, self.layout)
+        if extra and extra != self._told_beyond:
+            self._told_beyond = extra
+            listed = ", ".join(str(s) for s in extra)
+            self.console.out(
+                f"{len(extra)} stored seeds beyond the spec's ({listed}): analysed too"
+            )
+        return widened
 
     @property
     def command(self) -> list[str]:
@@ -160,11 +176,11 @@ class Experiment:
 
     def collect(self) -> CollectResult:
         """Parse every run's logs into the experiment's tables."""
-        return self._collect(self.spec)
+        return self._collect(self.analysed_spec())
 
     def compare(self) -> CompareResult:
         """Analyze the collected tables and write the report from them."""
-        return self._compare(self.spec)
+        return self._compare(self.analysed_spec())
 
     # compare's two halves, each on its own.
     def analyze(self) -> AnalyzeResult:
@@ -175,7 +191,7 @@ class Experiment:
         from runner.report.answers import answer_rows
         from runner.tables.sources import write_runs
 
-        spec, layout = self.spec, self.layout
+        spec, layout = self.analysed_spec(), self.layout
         if not self._has_tables(spec, "analyze"):
             return AnalyzeResult(1, None)
         # Analyze reads the runs as the run directories hold them now.
@@ -197,7 +213,7 @@ class Experiment:
         from runner.report.assemble import write_report
 
         try:
-            result = write_report(self.spec, self.layout, ANALYSES)
+            result = write_report(self.analysed_spec(), self.layout, ANALYSES)
         except NotAnalyzedError as exc:
             self.console.err(f"error: {exc}")
             return CompareResult(1, None)
@@ -215,6 +231,7 @@ class Experiment:
             spec, run_code = self._run_in_rounds(o, new_design)
         else:
             spec, run_code = self.written, self._run(self.written, o).code
+        spec = self.analysed_spec(spec)
         if self._collect(spec).code != 0:
             return ExperimentResult(1, spec, run_code, None)
         compared = self._compare(spec)
@@ -301,7 +318,7 @@ class Experiment:
             if self._collect(spec).code != 0:
                 return PlanResult(1)
         else:
-            spec = self.spec
+            spec = self.analysed_spec()
         if not self._has_tables(spec, "plan"):
             return PlanResult(1)
         if not spec.hypotheses:
@@ -322,6 +339,7 @@ class Experiment:
         from runner.tables.collect import logged_rows
 
         o, layout = options, self.layout
+        spec = self._skip_stored(spec)
         executor = make_executor(parse_executor(o.executor), o.pinning, o.threads)
         started = time.monotonic()
         outcomes = run_experiment(
@@ -345,6 +363,30 @@ class Experiment:
             self.console.err(f"FAILED {f.variant}/seed-{f.seed}: {f.error}")
         self.console.out(outcome_line([o.status for o in outcomes], elapsed))
         return replace(result, code=1 if result.failed else 0)
+
+    def _skip_stored(self, spec: Spec) -> Spec:
+        """``spec`` less the runs the store holds of its identity that no run
+        directory here does (a fresh clone): they are not run again."""
+        from runner.tables.sources import held_in_store, without_runs
+
+        held = held_in_store(spec, self.layout)
+        if held:
+            self.console.out(
+                f"{len(held)} runs taken from the store ({self.layout.store_dir}): not run again"
+            )
+        return without_runs(spec, held)
+
+    def run_and_store(self, spec: Spec, options: RunOptions) -> RunResult:
+        """Run ``spec``'s runs not yet complete, then parse each complete one
+        and keep it in the run store, leaving the experiment's tables as they
+        are (a campaign's step: its runs count once stored)."""
+        from runner.experiments import TABLES
+        from runner.tables.collect import Collected, parse_and_store, parsed_tables
+
+        result = self._run(spec, options)
+        stored = parse_and_store(spec, self.layout, parsed_tables(TABLES))
+        self._tell_stored(Collected(0, {}, stored=stored))
+        return result
 
     def _run_in_rounds(self, options: RunOptions, new_design: bool) -> tuple[Spec, int]:
         """Seed rounds until the hypotheses are answered; the spec with

@@ -96,23 +96,10 @@ def collect(spec: Spec, layout: Layout, declared: Sequence[Table[Any]]) -> Colle
     Damaged log lines are skipped, counted in log_damage.csv and reported on
     stderr."""
     wanted = parsed_tables(declared)
-    tor_markers = tuple(dict.fromkeys(m for t in wanted for m in t.tor_markers))
     rows: dict[str, list[Any]] = {t.name: [] for t in wanted}
-    runs = 0
-    stored: dict[str, list[str]] = {}
-    parsed_runs: set[tuple[str, int]] = set()
-    for variant, seed in spec.runs():
-        run_dir = layout.run_dir(variant.name, seed)
-        record = read_run_if_any(run_dir)
-        if record is None or not record.complete:
-            continue
-        parsed, record = _parse_run(run_dir, record, wanted, tor_markers)
-        for name, found in parsed.items():
-            rows[name] += found
-        outcome = _store_run(layout, record, wanted, parsed)
-        stored.setdefault(outcome, []).append(f"{variant.name}/seed-{seed}")
-        parsed_runs.add((variant.name, seed))
-        runs += 1
+    stored = parse_and_store(spec, layout, wanted, rows)
+    parsed_runs = {_run_of(name) for names in stored.values() for name in names}
+    runs = len(parsed_runs)
     sources = run_sources(spec, layout)
     # Taken from the store alone: no run directory here holds them.
     from_store = sum(1 for s in sources if s.stored is not None and s.run not in parsed_runs)
@@ -121,6 +108,38 @@ def collect(spec: Spec, layout: Layout, declared: Sequence[Table[Any]]) -> Colle
     counts = assemble(layout, wanted, sources, rows)
     write_runs(spec, layout)
     return Collected(runs, counts, counts[LOG_DAMAGE.name], from_store, stored)
+
+
+def _run_of(name: str) -> tuple[str, int]:
+    """(variant, seed) of ``<variant>/seed-<k>``."""
+    variant, seed = name.rsplit("/seed-", 1)
+    return variant, int(seed)
+
+
+def parse_and_store(
+    spec: Spec,
+    layout: Layout,
+    wanted: Sequence[Table[Any]],
+    rows: dict[str, list[Any]] | None = None,
+) -> dict[str, list[str]]:
+    """Parse each complete run of ``spec`` in its run directory into the
+    ``wanted`` tables and keep it in the run store; add its rows to ``rows``
+    where given. What storing did (runner.tables.store) -> its runs
+    (``<variant>/seed-<k>``). The experiment's tables are left as they are."""
+    tor_markers = tuple(dict.fromkeys(m for t in wanted for m in t.tor_markers))
+    stored: dict[str, list[str]] = {}
+    for variant, seed in spec.runs():
+        run_dir = layout.run_dir(variant.name, seed)
+        record = read_run_if_any(run_dir)
+        if record is None or not record.complete:
+            continue
+        parsed, record = _parse_run(run_dir, record, wanted, tor_markers)
+        for name, found in parsed.items():
+            if rows is not None:
+                rows[name] += found
+        outcome = _store_run(layout, record, wanted, parsed)
+        stored.setdefault(outcome, []).append(f"{variant.name}/seed-{seed}")
+    return stored
 
 
 def _parse_run(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from runner.layout import Layout
@@ -134,3 +134,64 @@ def refresh(spec: Spec, layout: Layout, tables: Sequence[Table[Any]]) -> bool:
     before = frozenset((str(v), int(k)) for v, k, name in previous or [] if name != LOCAL)
     assemble(layout, tables, sources, stored_before=before)
     return True
+
+
+def stored_seeds_beyond(spec: Spec, layout: Layout) -> dict[str, set[int]]:
+    """Per variant, the seeds the store holds a complete run of the spec's
+    identity at that ``spec`` does not run the variant at (a campaign's
+    seeds, or another clone's)."""
+    names = {v.name for v in spec.variants}
+    beyond: dict[str, set[int]] = {}
+    for s in stored_runs(layout.store_dir):
+        variant, seed = s.run
+        if variant in names and seed not in spec.seeds_of(variant) and fresh(spec, s.row):
+            beyond.setdefault(variant, set()).add(seed)
+    return beyond
+
+
+def with_stored_seeds(spec: Spec, layout: Layout) -> tuple[Spec, list[int]]:
+    """``spec`` with the seeds stored beyond its own (stored_seeds_beyond)
+    added, each for the variants stored at it; and those seeds."""
+    beyond = stored_seeds_beyond(spec, layout)
+    extra = sorted(set().union(*beyond.values())) if beyond else []
+    if not extra:
+        return spec, []
+    per_variant = {
+        v.name: (*spec.seeds_of(v.name), *sorted(beyond.get(v.name, ()))) for v in spec.variants
+    }
+    seeds = (*spec.seeds, *extra)
+    same = all(s == seeds for s in per_variant.values())
+    return replace(spec, seeds=seeds, variant_seeds={} if same else per_variant), extra
+
+
+def held_in_store(spec: Spec, layout: Layout) -> set[tuple[str, int]]:
+    """The runs of ``spec`` with no complete run of its identity in their run
+    directory that the store holds one of: nothing to run again. A run
+    another variant to be run at its seed measures parameters from
+    (``consensus_from``) reads its logs, so it is run again."""
+    stored = by_run(stored_runs(layout.store_dir))
+    held = set()
+    for variant, seed in spec.runs():
+        record = read_run_if_any(layout.run_dir(variant.name, seed))
+        if record is not None and fresh(spec, run_row(record)):
+            continue
+        if any(fresh(spec, s.row) for s in stored.get((variant.name, seed), [])):
+            held.add((variant.name, seed))
+    measured_from = {
+        (m.variant, seed)
+        for v, seed in spec.runs()
+        if (v.name, seed) not in held
+        for m in v.consensus_from.values()
+    }
+    return held - measured_from
+
+
+def without_runs(spec: Spec, runs: set[tuple[str, int]]) -> Spec:
+    """``spec`` less ``runs`` (variant, seed)."""
+    if not runs:
+        return spec
+    per_variant = {
+        v.name: tuple(s for s in spec.seeds_of(v.name) if (v.name, s) not in runs)
+        for v in spec.variants
+    }
+    return replace(spec, variant_seeds=per_variant)
