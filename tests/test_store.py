@@ -24,7 +24,7 @@ from runner.tables.schema import TRANSFERS
 from runner.tables.sources import refresh, run_sources, write_runs
 from runner.tables.store import RUN_BUDGET_BYTES, gzip_bytes, stored_runs
 from runner.tables.store_import import import_runs
-from tests.conftest import fixture_results
+from tests.conftest import FIXTURES, fixture_results
 
 NAMES = ("conflux-small-pilot", "congestion-small", "mctor-small", "tortoise-small")
 TABLES = parsed_tables(runner.experiments.TABLES)
@@ -198,3 +198,41 @@ def test_a_stored_run_records_identity_versions_cpu_and_its_tables(tmp_path: Pat
     }
     shutil.rmtree(target.store_dir / run.key)
     assert len(stored_runs(target.store_dir)) == len(spec.runs()) - 1
+
+
+def _seeds_yaml(spec_file: Path, seeds: str, dest: Path) -> Path:
+    """A copy of a spec file with its ``seeds:`` line replaced."""
+    lines = spec_file.read_text().splitlines()
+    text = "\n".join(f"seeds: {seeds}" if line.startswith("seeds:") else line for line in lines)
+    dest.write_text(text + "\n")
+    return dest
+
+
+def test_stored_seeds_beyond_the_spec_are_analysed_too(tmp_path: Path) -> None:
+    from runner.experiment import Console, Experiment
+    from runner.tables.sources import with_stored_seeds
+
+    spec, _, target = store_fixture("conflux-small-pilot", tmp_path)
+    # A stored run whose identity is another seed's is never mixed in.
+    seed_one = next(s for s in stored_runs(target.store_dir) if s.run == ("plain", 1))
+    forged = target.store_dir / seed_one.key.replace("-seed-1-", "-seed-9-")
+    shutil.copytree(seed_one.path, forged)
+    record = json.loads((forged / "run.json").read_text())
+    record["run"]["seed"] = "9"
+    (forged / "run.json").write_text(json.dumps(record))
+
+    fewer = replace(spec, seeds=(1, 2, 3), seed_rounds=None)
+    widened, extra = with_stored_seeds(fewer, target)
+    assert extra == [4, 5]
+    assert sorted((v.name, s) for v, s in widened.runs()) == sorted(
+        (v.name, s) for v, s in spec.runs()
+    )
+    lines: list[str] = []
+    spec_file = _seeds_yaml(
+        FIXTURES / "conflux-small-pilot" / "spec.yaml", "[1, 2, 3]", tmp_path / "spec.yaml"
+    )
+    exp = Experiment.load(spec_file, target.root, "shadow", console=Console(lines.append))
+    found = exp.analyze().analyzed
+    assert found is not None
+    assert {a.estimate.n for a in found.answers} == {5}
+    assert "2 stored seeds beyond the spec's (4, 5): analysed too" in lines
