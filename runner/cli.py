@@ -118,8 +118,9 @@ def cmd_regress(exp: Experiment, args: argparse.Namespace) -> int:
 def cmd_claims(args: argparse.Namespace) -> int:
     """Write the page of every config's claims beside the project's answers."""
     from runner.configs import write_claims_page
+    from runner.experiment.console import Console
 
-    page = write_claims_page(Path(args.configs), Path(args.results), Path(args.out))
+    page = write_claims_page(Path(args.configs), Path(args.results), Path(args.out), Console())
     print(
         f"wrote {page.path}: {page.experiments} experiments, {page.answered} with collected answers"
     )

@@ -12,6 +12,7 @@ from typing import Any
 
 from runner.errors import SpecError
 from runner.experiment.backend import BACKEND_NAMES
+from runner.experiment.console import Console
 from runner.layout import Layout
 from runner.network.backends import BACKENDS
 
@@ -62,15 +63,23 @@ def _latest_answers(candidates: list[Path]) -> tuple[Any, str]:
         return None, f"not run ({latest} does not read as JSON: {exc})"
 
 
-def write_claims_page(configs: Path, results: Path, out: Path) -> ClaimsPage:
-    """Write the page of every config's claims beside the project's answers."""
+def write_claims_page(
+    configs: Path, results: Path, out: Path, console: Console | None = None
+) -> ClaimsPage:
+    """Write the page of every config's claims beside the project's answers
+    (each config with stored runs analysed first, from them and its run
+    directories: a fresh clone's page is the store's)."""
     from runner.analyses.answers import spec_records
+    from runner.experiment.store import analyze_stored
     from runner.experiments import load_spec
     from runner.report.claims import claims_page
 
+    say = console or Console.quiet()
     experiments = []
     for path in sorted(configs.glob("*.yaml")):
         spec = load_spec(path)
+        for analysed in analyze_stored(path, results, say):
+            say.out(f"analysed {analysed}: its runs here and in the run store")
         found, source = _latest_answers(answers_files(results, spec.name))
         experiments.append((spec.name, str(path), spec.claims, spec_records(spec, found), source))
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -236,3 +236,27 @@ def test_stored_seeds_beyond_the_spec_are_analysed_too(tmp_path: Path) -> None:
     assert found is not None
     assert {a.estimate.n for a in found.answers} == {5}
     assert "2 stored seeds beyond the spec's (4, 5): analysed too" in lines
+
+
+def test_claims_in_a_fresh_clone_come_from_the_store_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from runner.cli import main
+
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    shutil.copy(FIXTURES / "conflux-small-pilot" / "spec.yaml", configs / "conflux-small.yaml")
+    spec, source = fixture_results("conflux-small-pilot", tmp_path / "one" / "results")
+    analyze(spec, source, runner.experiments.ANALYSES)
+    clone = tmp_path / "two" / "results"
+    assert import_runs(source.root, {spec.name: spec}, clone, TABLES).added
+    assert not (clone / spec.name).exists()
+    pages = []
+    for where in ("one", "two"):
+        monkeypatch.chdir(tmp_path / where)
+        out = tmp_path / where / "claims.md"
+        argv = ["claims", "--configs", str(configs), "--results", "results", "--out", str(out)]
+        assert main(argv) == 0
+        pages.append(out.read_text())
+    assert "Results: `results/conflux-small/answers.json`." in pages[1]
+    assert pages[1] == pages[0]

@@ -76,3 +76,38 @@ def list_store(results: Path, experiment: str | None, console: Console) -> int:
             console.out(f"  {variant}: {len(found)} seeds ({listed})")
     console.out(f"in all: {kilobytes(total)} in {root}")
     return 0
+
+
+def analyze_stored(spec_path: Path, results: Path, console: Console) -> list[str]:
+    """Analyze the spec's experiment on each backend whose run store holds
+    runs of its identity, so that its answers.json are those of its runs
+    here and in the store (in a fresh clone, the store's alone); the
+    experiment folders analysed. The backend whose answers were the latest
+    is analysed last, so stays the latest."""
+    from runner.execute.lock import ExperimentBusy
+    from runner.experiment.backend import BACKEND_NAMES
+    from runner.experiment.experiment import Experiment
+    from runner.tables.sources import run_sources
+
+    quiet = Console(lambda _: None, console.err)  # the answers go to the claims page
+    experiments = [
+        Experiment.load(spec_path, results, backend, reading=True, console=quiet)
+        for backend in BACKEND_NAMES
+    ]
+    analysed = []
+    for exp in sorted(experiments, key=lambda e: _answers_time(e.layout.data_json("answers"))):
+        spec = exp.analysed_spec()
+        if not any(s.stored is not None for s in run_sources(spec, exp.layout)):
+            continue
+        try:
+            with exp.lock():
+                exp.analyze()
+        except ExperimentBusy as exc:
+            console.err(f"warning: {exc}: its answers are taken as they are")
+            continue
+        analysed.append(exp.layout.experiment)
+    return analysed
+
+
+def _answers_time(path: Path) -> float:
+    return path.stat().st_mtime if path.is_file() else 0.0
