@@ -260,3 +260,33 @@ def test_claims_in_a_fresh_clone_come_from_the_store_alone(
         pages.append(out.read_text())
     assert "Results: `results/conflux-small/answers.json`." in pages[1]
     assert pages[1] == pages[0]
+
+
+def test_run_in_a_fresh_clone_takes_the_stored_runs_and_runs_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import runner.execute.run
+    from runner.experiment import Console, Experiment
+
+    spec, _, target = store_fixture("conflux-small-pilot", tmp_path)
+    missing = next(s for s in stored_runs(target.store_dir) if s.run == ("conflux", 3))
+    shutil.rmtree(missing.path)
+    asked: list[list[tuple[str, int]]] = []
+
+    def fake_run_experiment(spec: Spec, *args: Any, **kwargs: Any) -> list[Any]:
+        asked.append([(v.name, s) for v, s in spec.runs()])
+        return []
+
+    monkeypatch.setattr(runner.execute.run, "run_experiment", fake_run_experiment)
+    lines: list[str] = []
+    exp = Experiment.load(
+        FIXTURES / "conflux-small-pilot" / "spec.yaml",
+        target.root,
+        "shadow",
+        console=Console(lines.append, lines.append),
+    )
+    assert exp.run().code == 0
+    assert asked == [[("conflux", 3)]]
+    assert f"{len(spec.runs()) - 1} runs taken from the store ({target.store_dir}): " in "\n".join(
+        lines
+    )
