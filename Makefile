@@ -14,7 +14,7 @@ JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),) $(if $(BACKEND),--backend $(BACKEND),)
 	$(if $(PINNING),--pinning $(PINNING),)
 BASELINE ?= results/baselines/ci-small$(if $(filter local,$(BACKEND)),-local,).json
 
-.PHONY: help setup tools check test test-sim lint typecheck unit regress-local unit-fast generate plan experiment claims regress baseline bench bench-report bench-profile bench-scaling bench-shadow-options tor tor-test clean
+.PHONY: help setup tools check test test-sim lint typecheck unit regress-local unit-fast generate plan experiment claims campaign regress baseline bench bench-report bench-profile bench-scaling bench-shadow-options tor tor-test clean
 
 help:
 	@echo "make setup                  install Debian packages and the Python environment"
@@ -45,8 +45,13 @@ help:
 	@echo "                            decisive answer needs, per design [PILOT=n: run seeds 1..n]"
 	@echo "make claims                 write docs/claims.md: per config, the published claim each"
 	@echo "                            hypothesis tests, the paper's number beside the project's"
-	@echo "                            latest answers in results/ [RESULTS=dir] (an experiment"
-	@echo "                            with none there keeps its section of the page as it was)"
+	@echo "                            latest answers, each config with stored runs analysed first"
+	@echo "                            (a fresh clone: from results/store/ alone; an experiment with"
+	@echo "                            no answers keeps its section as it was) [RESULTS=dir]"
+	@echo "make campaign BUDGET=<CPU-hours> [SPECS='configs/a.yaml ...']  run the seeds that bring"
+	@echo "                            the most open confirmatory claims nearest a verdict per"
+	@echo "                            CPU-hour, each stored as it completes, stopping before the"
+	@echo "                            budget (docs/store.md) [JOBS=n] [BACKEND=...] [EXECUTOR=...]"
 	@echo "make regress                ci-small against results/baselines/: reuses its complete runs,"
 	@echo "                            re-runs only missing or stale ones, then checks the baseline"
 	@echo "make baseline               re-write results/baselines/ci-small.json from ci-small's runs"
@@ -132,6 +137,10 @@ experiment:
 
 claims:
 	$(PY) -m runner claims --results $(RESULTS)
+
+campaign:
+	@test -n "$(BUDGET)" || { echo "make campaign needs BUDGET=<CPU-hours>"; exit 2; }
+	$(PY) -m runner campaign --budget $(BUDGET) --results $(RESULTS) $(JOBS_ARG) $(SPECS)
 
 regress:
 	$(PY) -m runner regress configs/ci-small.yaml --results $(RESULTS) $(JOBS_ARG) \

@@ -121,7 +121,7 @@ def cmd_claims(args: argparse.Namespace) -> int:
     from runner.configs import write_claims_page
 
     console = Console()
-    page = write_claims_page(Path(args.configs), Path(args.results), Path(args.out))
+    page = write_claims_page(Path(args.configs), Path(args.results), Path(args.out), console)
     console.out(
         f"wrote {page.path}: {page.experiments} experiments, {page.answered} with collected "
         f"answers in {args.results}"
@@ -183,6 +183,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_analyze_and_report(sub)
     _add_claims(sub)
+    _add_campaign(sub)
+    _add_store(sub)
     _add_builds(sub)
     _add_bench(sub)
     return parser
@@ -363,6 +365,80 @@ def _add_claims(sub: Subcommands) -> None:
     claims.add_argument("--results", default="results", help="results root (default: results)")
     claims.add_argument("--out", default="docs/claims.md", help="default: docs/claims.md")
     claims.set_defaults(func=cmd_claims)
+
+
+def cmd_campaign(args: argparse.Namespace) -> int:
+    """Run the seeds that bring open claims nearest a verdict, within ``--budget`` CPU-hours."""
+    from runner.experiment.campaign_run import campaign
+
+    if args.budget <= 0:
+        print(f"error: --budget {args.budget}: expected CPU-hours above 0", file=sys.stderr)
+        return 2
+    specs = args.specs or sorted(str(p) for p in Path(args.configs).glob("*.yaml"))
+    options = _run_options(args)
+
+    def fits(exp: Experiment) -> None:
+        if options.runs_here() and not args.force:
+            exp.check_fits(args.max_hosts, options)
+
+    result = campaign(specs, args.budget, args.results, args.backend, options, Console(), fits)
+    return result.code
+
+
+def _add_campaign(sub: Subcommands) -> None:
+    p = sub.add_parser(
+        "campaign",
+        help="from the answers today, run the seeds that bring the most open confirmatory "
+        "claims closest to a verdict per CPU-hour, each stored as it completes, stopping "
+        "before the budget",
+    )
+    p.add_argument("specs", nargs="*", help="experiment specs (default: every spec in --configs)")
+    p.add_argument(
+        "--budget", type=float, required=True, metavar="CPU_HOURS", help="CPU-hours to spend"
+    )
+    p.add_argument("--configs", default="configs", help="the specs (default: configs)")
+    p.add_argument("--results", default="results", help="results root (default: results)")
+    p.add_argument(
+        "--backend",
+        choices=BACKEND_NAMES,
+        default=None,
+        help="shadow, or local; default: shadow if installed, else local",
+    )
+    _placement_options(p)
+    _size_options(p)
+    p.set_defaults(func=cmd_campaign, keep_stale=False, retry_failed=False)
+
+
+def cmd_store(args: argparse.Namespace) -> int:
+    """``runner store import PATH`` or ``runner store list [EXP]``."""
+    from runner.experiment.store import import_store, list_store
+
+    results = Path(args.results)
+    if args.action == "import":
+        return import_store(Path(args.path), Path(args.configs), results, Console())
+    return list_store(results, args.experiment, Console())
+
+
+def _add_store(sub: Subcommands) -> None:
+    store = sub.add_parser(
+        "store",
+        help="the run store (results/store/, docs/store.md): import runs made elsewhere, "
+        "list what is stored",
+    )
+    actions = store.add_subparsers(dest="action", required=True)
+    imports = actions.add_parser(
+        "import",
+        help="add the complete runs of a results folder (or a .tar/.tar.gz of one) to the "
+        "store; refuses runs of no spec here, of another identity, or whose tables differ "
+        "from the stored run of the same identity",
+    )
+    imports.add_argument("path", help="a results folder, an experiment's folder, or an archive")
+    imports.add_argument("--configs", default="configs", help="the specs (default: configs)")
+    listing = actions.add_parser("list", help="the stored runs: seeds, variants, bytes")
+    listing.add_argument("experiment", nargs="?", help="one experiment's folder name")
+    for p in (imports, listing):
+        p.add_argument("--results", default="results", help="results root (default: results)")
+        p.set_defaults(func=cmd_store)
 
 
 def _add_builds(sub: Subcommands) -> None:

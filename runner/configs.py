@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from runner.errors import SpecError
 from runner.experiment.backend import BACKEND_NAMES
+from runner.experiment.console import Console
 from runner.layout import Layout
 from runner.network.backends import BACKENDS
 
@@ -104,14 +105,19 @@ def _missing_rows(hypotheses: Sequence[Hypothesis], section: list[str]) -> str:
     return f"; it has no row for {', '.join(missing)} (added since: run the experiment)"
 
 
-def write_claims_page(configs: Path, results: Path, out: Path) -> ClaimsPage:
-    """Write the page of every config's claims beside the project's answers.
+def write_claims_page(
+    configs: Path, results: Path, out: Path, console: Console | None = None
+) -> ClaimsPage:
+    """Write the page of every config's claims beside the project's answers
+    (each config with stored runs analysed first, from them and its run
+    directories: a fresh clone's page is the store's).
 
     An experiment with no answers under ``results`` keeps its section of the
     page already at ``out`` where that section reports results: a clone that
     ran one experiment must not publish "not run" over the others'
     findings."""
     from runner.analyses.answers import spec_records
+    from runner.experiment.store import analyze_stored
     from runner.experiments import load_spec
     from runner.report.claims import (
         claims_page,
@@ -120,10 +126,13 @@ def write_claims_page(configs: Path, results: Path, out: Path) -> ClaimsPage:
         section_has_results,
     )
 
+    say = console or Console.quiet()
     published = published_sections(out.read_text()) if out.is_file() else {}
     sections, answered, kept = [], 0, []
     for path in sorted(configs.glob("*.yaml")):
         spec = load_spec(path)
+        for analysed in analyze_stored(path, results, say):
+            say.out(f"analysed {analysed}: its runs here and in the run store")
         found, source = _latest_answers(answers_files(results, spec.name))
         previous = published.get(spec.name, [])
         if found is None and section_has_results(previous):

@@ -10,6 +10,9 @@ from pathlib import Path
 # backend) leaves them, and the template they start from.
 SHADOW_DATA = "shadow.data"
 SHADOW_TEMPLATE = "shadow.data.template"
+# Under results/: every complete run's tables and record, committed with the
+# project (runner/tables/store.py), one folder per experiment.
+STORE = "store"
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,17 @@ class Layout:
     @property
     def log_damage_csv(self) -> Path:
         return self.experiment_dir / "log_damage.csv"
+
+    @property
+    def store_dir(self) -> Path:
+        """The experiment's runs in the run store: ``results/store/<experiment>/``."""
+        return self.root / STORE / self.experiment
+
+    @property
+    def sources_json(self) -> Path:
+        """Which run each of the tables' runs is (a run directory or a stored
+        run), as the tables were last assembled."""
+        return self.experiment_dir / "sources.json"
 
     @property
     def report_dir(self) -> Path:

@@ -281,7 +281,7 @@ def fixture_results(name: str, root: Path, spec: Spec | None = None) -> tuple[Sp
     from runner.network.backends import SHADOW
     from runner.network.identity import run_identity
     from runner.tables.collect import tables
-    from runner.tables.runs import write_runs
+    from runner.tables.sources import write_runs
 
     spec = spec or fixture_spec(name)
     layout = Layout(root, spec.name)

@@ -131,7 +131,14 @@ def _without_make_functions(line: str) -> str:
             if depth == 0:
                 break
         line = line[:start] + line[end + 1 :]
-    values = {"EXP": "ci-small", "RESULTS": "results", "BASELINE": "b.json", "JOBS_ARG": ""}
+    values = {
+        "EXP": "ci-small",
+        "RESULTS": "results",
+        "BASELINE": "b.json",
+        "JOBS_ARG": "",
+        "BUDGET": "0.5",
+        "SPECS": "",
+    }
     return re.sub(r"\$\((\w+)\)", lambda m: values.get(m.group(1), m.group(1)), line)
 
 
@@ -156,4 +163,5 @@ def test_the_makefile_calls_runner_verbs_that_parse() -> None:
         "bench profile",
         "experiment",
         "regress",
+        "campaign",
     } <= verbs

@@ -9,10 +9,9 @@ from collections.abc import Iterable, Sequence
 from runner.checks import Failure
 from runner.layout import Layout
 from runner.manifest import STATUS_MISSING
-from runner.network.backends import backend_named
-from runner.network.identity import TOOLS_PART, changed_parts, spec_parts
+from runner.network.identity import TOOLS_PART
 from runner.spec.model import Spec
-from runner.tables.runs import RUNS, RunRow, missing_row
+from runner.tables.runs import RUNS, RunRow, changed_from_spec, missing_row
 
 RunKey = tuple[str, int]  # (variant, seed)
 
@@ -53,8 +52,7 @@ def stale(spec: Spec, runs: Iterable[RunRow]) -> list[tuple[RunRow, list[str]]]:
     gives, with the parts that differ."""
     found = []
     for r in complete(runs):
-        expected = spec_parts(spec, spec.variant(r.variant), r.seed, backend_named(r.backend))
-        changed = changed_parts(r.identity_record(), expected)
+        changed = changed_from_spec(spec, r)
         if changed:
             found.append((r, changed))
     return found

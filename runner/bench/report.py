@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from runner.analyses.seed_rounds import seeds_in_use
     from runner.experiments import ANALYSES, load_spec
     from runner.report.compare import compare
-    from runner.tables.runs import write_runs
+    from runner.tables.sources import write_runs
 
     spec = load_spec(Path(args.spec))
     layout = Layout(Path(args.results), spec.name)

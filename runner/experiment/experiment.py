@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from runner.analyses.answers import Answer
     from runner.checks import Failure
     from runner.spec.model import Spec
+    from runner.tables.collect import Collected
 
 
 @dataclass(eq=False)
@@ -53,6 +54,7 @@ class Experiment:
     # run's manifest, and the lock names it.
     argv: list[str] = field(default_factory=lambda: list(sys.argv))
     _in_use: Spec | None = field(default=None, repr=False)
+    _told_beyond: list[int] = field(default_factory=list, repr=False)
 
     @classmethod
     def load(
@@ -92,6 +94,21 @@ class Experiment:
 
             self._in_use = seeds_in_use(self.written, self.layout)
         return self._in_use
+
+    def analysed_spec(self, spec: Spec | None = None) -> Spec:
+        """``spec`` (the one in use) with the seeds the run store holds
+        complete runs of its identity at beyond its own (a campaign's, or
+        another clone's): the stages after collect read them too."""
+        from runner.tables.sources import with_stored_seeds
+
+        widened, extra = with_stored_seeds(spec or self.spec, self.layout)
+        if extra and extra != self._told_beyond:
+            self._told_beyond = extra
+            listed = ", ".join(str(s) for s in extra)
+            self.console.out(
+                f"{len(extra)} stored seeds beyond the spec's ({listed}): analysed too"
+            )
+        return widened
 
     @property
     def command(self) -> list[str]:
@@ -160,11 +177,11 @@ class Experiment:
 
     def collect(self) -> CollectResult:
         """Parse every run's logs into the experiment's tables."""
-        return self._collect(self.spec)
+        return self._collect(self.analysed_spec())
 
     def compare(self) -> CompareResult:
         """Analyze the collected tables and write the report from them."""
-        return self._compare(self.spec)
+        return self._compare(self.analysed_spec())
 
     # compare's two halves, each on its own.
     def analyze(self) -> AnalyzeResult:
@@ -173,9 +190,9 @@ class Experiment:
         from runner.analyses.analyze import analyze
         from runner.experiments import ANALYSES
         from runner.report.answers import answer_rows
-        from runner.tables.runs import write_runs
+        from runner.tables.sources import write_runs
 
-        spec, layout = self.spec, self.layout
+        spec, layout = self.analysed_spec(), self.layout
         if not self._has_tables(spec, "analyze"):
             return AnalyzeResult(1, None)
         # Analyze reads the runs as the run directories hold them now.
@@ -198,7 +215,7 @@ class Experiment:
         from runner.report.assemble import write_report
 
         try:
-            result = write_report(self.spec, self.layout, ANALYSES)
+            result = write_report(self.analysed_spec(), self.layout, ANALYSES)
         except NotAnalyzedError as exc:
             self.console.err(f"error: {exc}")
             return CompareResult(1, None)
@@ -217,6 +234,7 @@ class Experiment:
             spec, run_code = self._run_in_rounds(o, new_design)
         else:
             spec, run_code = self.written, self._run(self.written, o).code
+        spec = self.analysed_spec(spec)
         if self._collect(spec).code != 0:
             return ExperimentResult(1, spec, run_code, None)
         compared = self._compare(spec)
@@ -303,7 +321,7 @@ class Experiment:
             if self._collect(spec).code != 0:
                 return PlanResult(1)
         else:
-            spec = self.spec
+            spec = self.analysed_spec()
         if not self._has_tables(spec, "plan"):
             return PlanResult(1)
         if not spec.hypotheses:
@@ -324,6 +342,7 @@ class Experiment:
         from runner.tables.collect import logged_rows
 
         o, layout = options, self.layout
+        spec = self._skip_stored(spec)
         executor = make_executor(parse_executor(o.executor), o.pinning, o.threads)
         started = time.monotonic()
         outcomes = run_experiment(
@@ -347,6 +366,30 @@ class Experiment:
             self.console.err(f"FAILED {f.variant}/seed-{f.seed}: {f.error}")
         self.console.out(outcome_line([o.status for o in outcomes], elapsed))
         return replace(result, code=1 if result.failed else 0)
+
+    def _skip_stored(self, spec: Spec) -> Spec:
+        """``spec`` less the runs the store holds of its identity that no run
+        directory here does (a fresh clone): they are not run again."""
+        from runner.tables.sources import held_in_store, without_runs
+
+        held = held_in_store(spec, self.layout)
+        if held:
+            self.console.out(
+                f"{len(held)} runs taken from the store ({self.layout.store_dir}): not run again"
+            )
+        return without_runs(spec, held)
+
+    def run_and_store(self, spec: Spec, options: RunOptions) -> RunResult:
+        """Run ``spec``'s runs not yet complete, then parse each complete one
+        and keep it in the run store, leaving the experiment's tables as they
+        are (a campaign's step: its runs count once stored)."""
+        from runner.experiments import TABLES
+        from runner.tables.collect import Collected, parse_and_store, parsed_tables
+
+        result = self._run(spec, options)
+        stored = parse_and_store(spec, self.layout, parsed_tables(TABLES))
+        self._tell_stored(Collected(0, {}, stored=stored))
+        return result
 
     def _run_in_rounds(self, options: RunOptions, new_design: bool) -> tuple[Spec, int]:
         """Seed rounds until the hypotheses are answered; the spec with
@@ -379,13 +422,14 @@ class Experiment:
 
         layout = self.layout
         result = collect(spec, layout, TABLES)
-        if not result.runs:
+        if not result.runs and not result.from_store:
             self.console.err(
                 f"error: no complete runs of {spec.path} under {layout.experiment_dir}: "
                 f"run them first (`python -m runner run {spec.path}`, or `experiment`)"
             )
             return CollectResult(1, result)
         self.console.out(result.line(f"{layout.experiment_dir}/<table>.csv and .parquet"))
+        self._tell_stored(result)
         self._tell_stale(spec)
         return CollectResult(0, result)
 
@@ -406,8 +450,38 @@ class Experiment:
             "every table (the report lists them); `runner run` makes them again"
         )
 
+    def _tell_stored(self, result: Collected) -> None:
+        """What collect added to the run store."""
+        from runner.tables.collect import NOT_STORED
+        from runner.tables.store import REPLACED, STORED
+
+        store = self.layout.store_dir
+        if result.stored.get(STORED):
+            self.console.out(f"stored {len(result.stored[STORED])} new runs in {store}")
+        for run in result.stored.get(REPLACED, []):
+            self.console.err(
+                f"warning: {run}: its logs now give other tables than the run store held; "
+                f"replaced in {store}"
+            )
+        if result.stored.get(NOT_STORED):
+            self.console.err(
+                f"warning: {', '.join(result.stored[NOT_STORED])}: no identity recorded "
+                "(made by an older runner): not stored"
+            )
+
     def _has_tables(self, spec: Spec, command: str) -> bool:
-        """Whether collect has written the tables ``command`` reads; says what to run if not."""
+        """Whether collect has written the tables ``command`` reads (with
+        the stored runs the spec asks for: runs stored or imported since, or
+        only the store in a fresh clone); says what to run if not."""
+        from runner.experiments import TABLES
+        from runner.tables.collect import parsed_tables
+        from runner.tables.sources import refresh
+
+        if refresh(spec, self.layout, parsed_tables(TABLES)):
+            self.console.out(
+                f"tables assembled from the run directories and the run store "
+                f"({self.layout.store_dir}) -> {self.layout.experiment_dir}"
+            )
         if self.layout.transfers_csv.is_file():
             return True
         self.console.err(
@@ -420,7 +494,7 @@ class Experiment:
     def _compare(self, spec: Spec) -> CompareResult:
         from runner.experiments import ANALYSES
         from runner.report.compare import compare
-        from runner.tables.runs import write_runs
+        from runner.tables.sources import write_runs
 
         if not self._has_tables(spec, "compare"):
             return CompareResult(1, None)
@@ -435,7 +509,7 @@ class Experiment:
     def _record_check_failures(self, spec: Spec, failures: Sequence[Failure]) -> None:
         """Say each failed check and record it in its run's manifest, for --retry-failed."""
         from runner.manifest import record_check_failures
-        from runner.tables.runs import write_runs
+        from runner.tables.sources import write_runs
 
         layout = self.layout
         for failure in failures:

@@ -21,8 +21,8 @@ def write_plan(spec: Spec, layout: Layout, target: Spec | None, cores: int) -> P
     from runner.execute.cpus import usable_cpus
     from runner.manifest import write_json_atomic
     from runner.report.seed_plan import render
-    from runner.tables.runs import write_runs
     from runner.tables.schema import CLIENTS, RELAY_LOAD, TRANSFERS
+    from runner.tables.sources import write_runs
 
     write_runs(spec, layout)  # the pilot's costs, as its run directories hold them now
     transfers = TRANSFERS.read(layout.transfers_csv)

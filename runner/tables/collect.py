@@ -2,7 +2,8 @@
 
 The registry (runner.experiments) hands in the tables its analyses add;
 every table is written for every experiment (empty when its logs say
-nothing), as ``<name>.csv`` and ``<name>.parquet``. ``log_damage`` is
+nothing), as ``<name>.csv`` and ``<name>.parquet``, and each collected
+run is kept in the run store (runner/tables/store.py). ``log_damage`` is
 every experiment's: one row per log that was missing, empty or had lines
 that could not be read (those lines are skipped and counted, see
 runner/logs/damage.py). So is ``runs``: one row per run of the spec, from
@@ -14,25 +15,33 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from runner.errors import RunError
 from runner.layout import Layout
 from runner.logs.run_logs import RunLogs
-from runner.manifest import read_run_if_any, record_collected
+from runner.manifest import RunRecord, read_run_if_any, record_collected
 from runner.spec.model import Spec
-from runner.tables.runs import RUNS, write_runs
+from runner.tables.runs import RUNS, run_row
 from runner.tables.schema import CLIENTS, LOG_DAMAGE, TRANSFERS, ClientRow, TransferRow
+from runner.tables.sources import assemble, run_sources, write_runs
+from runner.tables.store import run_key, table_texts, write_stored
 from runner.tables.table import Table
+
+# A run that recorded no identity (made before runs recorded one) is not stored.
+NOT_STORED = "not stored"
 
 
 @dataclass(frozen=True)
 class Collected:
-    runs: int
+    runs: int  # the run directories collected
     rows: dict[str, int]  # table name -> rows written
     damaged_logs: int = 0
+    from_store: int = 0  # the runs the tables took from the run store
+    # What storing each collected run did (runner.tables.store) -> its runs.
+    stored: dict[str, list[str]] = field(default_factory=dict)
 
     def line(self, where: str) -> str:
         """What collect says it did: the runs, and the rows of each table
@@ -40,6 +49,8 @@ class Collected:
         does not ask for is empty, and naming it says nothing)."""
         counts = ", ".join(f"{n} {name}" for name, n in self.rows.items() if n)
         runs = f"{self.runs} run{'' if self.runs == 1 else 's'}"
+        if self.from_store:
+            runs += f" and {self.from_store} from the run store"
         return f"collected {runs}: {counts or 'no rows'} -> {where}"
 
 
@@ -79,35 +90,83 @@ def logged_rows(
 
 def collect(spec: Spec, layout: Layout, declared: Sequence[Table[Any]]) -> Collected:
     """Parse every complete run of ``spec`` into the ``declared`` tables
-    (the registry's, runner.experiments.TABLES). Damaged log lines are
-    skipped, counted in log_damage.csv and reported on stderr."""
+    (the registry's, runner.experiments.TABLES), store each in the run store,
+    and write the experiment's tables from those runs and the stored runs
+    the spec asks for that no run directory holds (runner.tables.sources).
+    Damaged log lines are skipped, counted in log_damage.csv and reported on
+    stderr."""
     wanted = parsed_tables(declared)
-    tor_markers = tuple(dict.fromkeys(m for t in wanted for m in t.tor_markers))
     rows: dict[str, list[Any]] = {t.name: [] for t in wanted}
-    runs = 0
+    stored = parse_and_store(spec, layout, wanted, rows)
+    parsed_runs = {_run_of(name) for names in stored.values() for name in names}
+    runs = len(parsed_runs)
+    sources = run_sources(spec, layout)
+    # Taken from the store alone: no run directory here holds them.
+    from_store = sum(1 for s in sources if s.stored is not None and s.run not in parsed_runs)
+    if not runs and not from_store:  # no tables from nothing: compare would report empty ones
+        return Collected(0, {t.name: 0 for t in wanted})
+    counts = assemble(layout, wanted, sources, rows)
+    write_runs(spec, layout)
+    return Collected(runs, counts, counts[LOG_DAMAGE.name], from_store, stored)
+
+
+def _run_of(name: str) -> tuple[str, int]:
+    """(variant, seed) of ``<variant>/seed-<k>``."""
+    variant, seed = name.rsplit("/seed-", 1)
+    return variant, int(seed)
+
+
+def parse_and_store(
+    spec: Spec,
+    layout: Layout,
+    wanted: Sequence[Table[Any]],
+    rows: dict[str, list[Any]] | None = None,
+) -> dict[str, list[str]]:
+    """Parse each complete run of ``spec`` in its run directory into the
+    ``wanted`` tables and keep it in the run store; add its rows to ``rows``
+    where given. What storing did (runner.tables.store) -> its runs
+    (``<variant>/seed-<k>``). The experiment's tables are left as they are."""
+    tor_markers = tuple(dict.fromkeys(m for t in wanted for m in t.tor_markers))
+    stored: dict[str, list[str]] = {}
     for variant, seed in spec.runs():
         run_dir = layout.run_dir(variant.name, seed)
         record = read_run_if_any(run_dir)
         if record is None or not record.complete:
             continue
-        started = time.monotonic()
-        cpu_started = time.thread_time()
-        logs = RunLogs(run_dir, record, {"tor": tor_markers})
-        for table in wanted:
-            rows[table.name] += table.rows(logs)
-        _warn_damage(run_dir, logs)
-        record_collected(
-            run_dir,
-            record,
-            collect_s=round(time.monotonic() - started, 3),
-            collect_cpu_s=round(time.thread_time() - cpu_started, 3),
-        )
-        runs += 1
-    if not runs:  # no tables from nothing: compare would report empty ones
-        return Collected(0, {t.name: 0 for t in wanted})
-    layout.experiment_dir.mkdir(parents=True, exist_ok=True)
-    for table in wanted:
-        table.write(layout.experiment_dir, rows[table.name])
-    counts = {name: len(table_rows) for name, table_rows in rows.items()}
-    write_runs(spec, layout)
-    return Collected(runs, counts, counts[LOG_DAMAGE.name])
+        parsed, record = _parse_run(run_dir, record, wanted, tor_markers)
+        for name, found in parsed.items():
+            if rows is not None:
+                rows[name] += found
+        outcome = _store_run(layout, record, wanted, parsed)
+        stored.setdefault(outcome, []).append(f"{variant.name}/seed-{seed}")
+    return stored
+
+
+def _parse_run(
+    run_dir: Path, record: RunRecord, wanted: Sequence[Table[Any]], tor_markers: tuple[str, ...]
+) -> tuple[dict[str, list[Any]], RunRecord]:
+    """One complete run's rows of each table, and its record with the time
+    collecting it took."""
+    started = time.monotonic()
+    cpu_started = time.thread_time()
+    logs = RunLogs(run_dir, record, {"tor": tor_markers})
+    parsed = {table.name: list(table.rows(logs)) for table in wanted}
+    _warn_damage(run_dir, logs)
+    collected = record_collected(
+        run_dir,
+        record,
+        collect_s=round(time.monotonic() - started, 3),
+        collect_cpu_s=round(time.thread_time() - cpu_started, 3),
+    )
+    return parsed, collected
+
+
+def _store_run(
+    layout: Layout, record: RunRecord, wanted: Sequence[Table[Any]], parsed: dict[str, list[Any]]
+) -> str:
+    """Store a collected run (NOT_STORED where it recorded no identity)."""
+    row = run_row(record)
+    if run_key(row) is None:
+        return NOT_STORED
+    texts = table_texts(wanted, parsed)
+    return write_stored(layout.store_dir, layout.experiment, record, row, texts)

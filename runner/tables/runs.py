@@ -4,7 +4,8 @@ runs were (status, backend, identity, phase times, CPU, measured clients,
 failed checks) from a table and never open a run directory.
 
 ``collect`` writes it, and ``compare`` and ``plan`` write it again before
-they read it, so it says what the run directories hold when they run.
+they read it, so it says what the run directories (and the run store,
+runner.tables.sources) hold when they run.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any
 from runner.layout import Layout
 from runner.logs.run_logs import RunLogs
 from runner.manifest import STATUS_COMPLETE, STATUS_MISSING, RunRecord, read_run_if_any
+from runner.network.backends import backend_named
+from runner.network.identity import changed_parts, spec_parts
 from runner.spec.model import Spec
 from runner.tables.table import Table, column
 
@@ -116,6 +119,17 @@ def run_row(run: RunRecord) -> RunRow:
     )
 
 
+def changed_from_spec(spec: Spec, row: RunRow) -> list[str]:
+    """The parts of the run's identity that differ from what ``spec`` now
+    gives for its variant and seed (every part where it recorded none); a
+    variant the spec no longer has is a part too. A seed the spec does not
+    list is not: a run of another seed of the same design is the spec's."""
+    if row.variant not in {v.name for v in spec.variants}:
+        return ["variant (not in the spec)"]
+    expected = spec_parts(spec, spec.variant(row.variant), row.seed, backend_named(row.backend))
+    return changed_parts(row.identity_record(), expected)
+
+
 def missing_row(variant: str, seed: int) -> RunRow:
     """A run of the spec that has no record."""
     return RunRow(variant, seed, STATUS_MISSING)
@@ -134,13 +148,5 @@ def _logs_row(logs: RunLogs) -> Iterator[RunRow]:
     yield run_row(logs.run)
 
 
-# Written whole by write_runs (every run, complete or not), not per run's logs.
+# Written whole (every run, complete or not: runner.tables.sources.write_runs), not per run's logs.
 RUNS = Table("runs", RunRow, _logs_row)
-
-
-def write_runs(spec: Spec, layout: Layout) -> list[RunRow]:
-    """Write ``runs.csv`` and ``runs.parquet`` from the run directories."""
-    rows = run_rows(spec, layout)
-    layout.experiment_dir.mkdir(parents=True, exist_ok=True)
-    RUNS.write(layout.experiment_dir, rows)
-    return rows

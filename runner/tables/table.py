@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import os
 import types
 import typing
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -154,16 +155,26 @@ class Table(Generic[R]):
     def columns(self) -> list[str]:
         return [c.name for c in self.schema]
 
+    def csv_text(self, rows: Sequence[R]) -> str:
+        """The rows as ``<name>.csv`` holds them, header first."""
+        handle = io.StringIO(newline="")
+        writer = csv.writer(handle)
+        writer.writerow(self.columns)
+        for row in rows:
+            writer.writerow(self.texts(row))
+        return handle.getvalue()
+
+    def texts(self, row: R) -> list[str]:
+        """A row's cells as the CSV writes them."""
+        return [c.text(getattr(row, c.attribute)) for c in self.schema]
+
     def write(self, directory: Path, rows: Sequence[R]) -> None:
         """``<name>.csv`` and ``<name>.parquet`` in ``directory``, each
         written whole beside its place and then renamed into it."""
         csv_path = directory / f"{self.name}.csv"
         tmp = csv_path.with_name(f".{csv_path.name}.tmp")
         with tmp.open("w", newline="") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(self.columns)
-            for row in rows:
-                writer.writerow([c.text(getattr(row, c.attribute)) for c in self.schema])
+            handle.write(self.csv_text(rows))
         parquet_path = directory / f"{self.name}.parquet"
         parquet_tmp = parquet_path.with_name(f".{parquet_path.name}.tmp")
         arrays = {
@@ -178,29 +189,41 @@ class Table(Generic[R]):
         """The rows of a CSV written by ``write`` (or by an older runner,
         whose tables may lack the columns that have defaults)."""
         with path.open(newline="") as handle:
-            reader = csv.DictReader(handle)
-            header = reader.fieldnames or []
-            missing = [c.name for c in self.schema if c.name not in header and not c.has_default]
-            if missing:
+            return self.read_csv(handle, str(path))
+
+    def read_csv(self, handle: Iterable[str], where: str) -> list[R]:
+        """The rows of CSV text as ``write`` writes it; ``where``: what the
+        errors name (its file)."""
+        reader = csv.DictReader(handle)
+        header = reader.fieldnames or []
+        missing = [c.name for c in self.schema if c.name not in header and not c.has_default]
+        if missing:
+            raise TableError(
+                f"{where}: the {self.name} table has no column {', '.join(missing)} "
+                f"(expected the columns {', '.join(self.columns)})"
+            )
+        present = [c for c in self.schema if c.name in header]
+        return [
+            self.parse_row(record, present, f"{where}: line {number}")
+            for number, record in enumerate(reader, start=2)
+        ]
+
+    def parse_row(
+        self, record: Mapping[str, str | None], present: Sequence[Column], where: str
+    ) -> R:
+        """A row from its cells' texts by column name (``present``: the
+        columns the record has; the others take their defaults)."""
+        values = {}
+        for c in present:
+            try:
+                values[c.attribute] = c.parse(record[c.name] or "")
+            except (TypeError, ValueError) as exc:
                 raise TableError(
-                    f"{path}: the {self.name} table has no column {', '.join(missing)} "
-                    f"(expected the columns {', '.join(self.columns)})"
-                )
-            present = [c for c in self.schema if c.name in header]
-            found = []
-            for number, record in enumerate(reader, start=2):
-                values = {}
-                for c in present:
-                    try:
-                        values[c.attribute] = c.parse(record[c.name] or "")
-                    except (TypeError, ValueError) as exc:
-                        raise TableError(
-                            f"{path}: line {number}: column {c.name}: expected "
-                            f"{'an empty cell or ' if c.optional else ''}a {c.kind.__name__}, "
-                            f"got {record[c.name]!r} ({exc})"
-                        ) from exc
-                found.append(self.row(**values))
-            return found
+                    f"{where}: column {c.name}: expected "
+                    f"{'an empty cell or ' if c.optional else ''}a {c.kind.__name__}, "
+                    f"got {record[c.name]!r} ({exc})"
+                ) from exc
+        return self.row(**values)
 
     def read_from(self, layout: Layout) -> list[R]:
         """The experiment's rows of this table; none where it was never collected."""

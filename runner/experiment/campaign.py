@@ -1,0 +1,195 @@
+"""``runner campaign --budget <CPU-hours> [specs...]``: the runs that bring
+the most open confirmatory claims closest to a verdict per CPU-hour, run
+seed by seed, each stored as it completes, stopping before the budget.
+
+What is open comes from one function, ``open_claims``, over the answers
+the statistics give today (runner.analyses.answers): a confirmatory
+hypothesis without a decisive verdict, with the seeds its answer says a
+verdict needs. The choice is greedy over steps, one new seed of one
+experiment for the variants its open claims read: each step's worth is the
+sum over the claims it advances of one over the seeds each still needs
+(a claim one seed from a verdict counts most), over its predicted CPU
+(the stored runs' CPU per variant). A step whose predicted CPU is more than
+what is left of the budget is never started. The runs are stored by
+``collect``, so a later campaign, here or on another machine with the same
+store, starts from them.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from runner.analyses.answers import CONFIRMATORY, MIN_INTERVAL_SEEDS, UNDETERMINED, Answer
+from runner.experiment.console import Console
+from runner.spec.model import Spec
+from runner.tables.runs import RunRow
+
+
+@dataclass(frozen=True)
+class OpenClaim:
+    """A confirmatory hypothesis with no verdict yet."""
+
+    experiment: str
+    hypothesis: str
+    seeds: int  # the seeds its answer rests on
+    seeds_needed: int  # the seeds a verdict likely needs (at least one more)
+    variants: tuple[str, ...]
+
+    @property
+    def short(self) -> int:
+        return max(0, self.seeds_needed - self.seeds)
+
+
+def open_claims(spec: Spec, found: Sequence[Answer]) -> list[OpenClaim]:
+    """The spec's confirmatory hypotheses not yet decided, with the seeds
+    each needs: its answer's ``seeds_needed`` where the spread is known,
+    else the fewest an interval needs. The one place the campaign reads the
+    statistics' rule."""
+    claims = []
+    for a in found:
+        if a.family != CONFIRMATORY or (not a.too_few and a.verdict != UNDETERMINED):
+            continue
+        have = a.estimate.n
+        needed = max(a.seeds_needed or 0, MIN_INTERVAL_SEEDS, have + 1)
+        variants = with_references(spec, a.hypothesis.variants)
+        claims.append(OpenClaim(spec.name, a.hypothesis.name, have, needed, variants))
+    return claims
+
+
+def with_references(spec: Spec, names: Iterable[str]) -> tuple[str, ...]:
+    """``names`` and the variants they measure consensus parameters from
+    (``consensus_from``, on the same seed), which run at the seed too."""
+    found = list(dict.fromkeys(names))
+    for name in found:  # grows as references are found
+        for measured in spec.variant(name).consensus_from.values():
+            if measured.variant not in found:
+                found.append(measured.variant)
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One new seed of one experiment: the variants to run at it."""
+
+    experiment: str
+    seed: int
+    variants: tuple[str, ...]
+    cpu_s: float  # predicted
+    claims: tuple[str, ...]  # the hypotheses it brings a seed closer
+
+    def why(self) -> str:
+        return (
+            f"{self.experiment} seed {self.seed}: {', '.join(self.variants)} "
+            f"(~{self.cpu_s / 3600:.2f} CPU-h) for {', '.join(self.claims)}"
+        )
+
+
+def cpu_per_variant(runs: Iterable[RunRow]) -> dict[str, float]:
+    """The mean CPU seconds of each variant's complete runs that recorded
+    theirs, and ``""`` for all variants together (a variant never run)."""
+    by_variant: dict[str, list[float]] = {}
+    for r in runs:
+        if r.complete and r.cpu_s is not None:
+            by_variant.setdefault(r.variant, []).append(r.cpu_s)
+            by_variant.setdefault("", []).append(r.cpu_s)
+    return {v: statistics.fmean(cpus) for v, cpus in by_variant.items()}
+
+
+@dataclass
+class _Experiment:
+    """What the choice tracks of one experiment."""
+
+    claims: list[OpenClaim]
+    cpu: Mapping[str, float]
+    next_seed: int
+    short: dict[str, int] = field(default_factory=dict)
+
+    def step(self, name: str) -> tuple[Step, float] | None:
+        """The next seed's step and its worth per CPU second; None where no claim is short."""
+        open_now = [c for c in self.claims if self.short[c.hypothesis] > 0]
+        if not open_now:
+            return None
+        variants = tuple(sorted({v for c in open_now for v in c.variants}))
+        cpu = sum(self.cpu.get(v, self.cpu[""]) for v in variants)
+        worth = sum(1 / self.short[c.hypothesis] for c in open_now)
+        names = tuple(c.hypothesis for c in open_now)
+        return Step(name, self.next_seed, variants, cpu, names), worth / max(cpu, 1e-9)
+
+
+def choose_steps(
+    claims: Mapping[str, list[OpenClaim]],
+    cpu: Mapping[str, Mapping[str, float]],
+    next_seed: Mapping[str, int],
+    budget_s: float,
+) -> list[Step]:
+    """The steps, best worth per CPU first, whose predicted CPU fits the
+    budget in all (experiments with no recorded CPU are left out)."""
+    state = {
+        name: _Experiment(found, cpu[name], next_seed[name], {c.hypothesis: c.short for c in found})
+        for name, found in claims.items()
+        if found and cpu.get(name)
+    }
+    chosen: list[Step] = []
+    left = budget_s
+    while True:
+        options = [(s, w) for e, x in state.items() if (found := x.step(e)) for s, w in [found]]
+        options = [(s, w) for s, w in options if s.cpu_s <= left]
+        if not options:
+            return chosen
+        step, _ = max(options, key=lambda o: (o[1], o[0].experiment))
+        chosen.append(step)
+        left -= step.cpu_s
+        x = state[step.experiment]
+        x.next_seed += 1
+        for name in step.claims:
+            x.short[name] -= 1
+
+
+@dataclass(frozen=True)
+class CampaignResult:
+    code: int
+    ran: list[Step]
+    spent_s: float
+    budget_s: float
+    left_out: list[Step]  # chosen but not started: the budget had no room left
+
+
+def run_steps(
+    steps: Sequence[Step],
+    run_step: Callable[[Step], float],
+    budget_s: float,
+    console: Console,
+) -> CampaignResult:
+    """Run each step (``run_step`` runs and stores it, and gives the CPU
+    seconds it took) while its predicted CPU fits what is left; say what
+    each costs against the budget."""
+    spent = 0.0
+    ran: list[Step] = []
+    for index, step in enumerate(steps):
+        if spent + step.cpu_s > budget_s:
+            console.out(
+                f"stop: {step.why()} would pass the budget "
+                f"({spent / 3600:.2f} of {budget_s / 3600:.2f} CPU-h spent)"
+            )
+            return CampaignResult(0, ran, spent, budget_s, list(steps[index:]))
+        console.out(f"running {step.why()}")
+        spent += run_step(step)
+        ran.append(step)
+        console.out(
+            f"  done: {spent / 3600:.2f} of {budget_s / 3600:.2f} CPU-h spent "
+            f"({spent / budget_s:.0%})"
+        )
+    return CampaignResult(0, ran, spent, budget_s, [])
+
+
+def step_spec(spec: Spec, step: Step) -> Spec:
+    """The spec that runs ``step``'s variants at its seed alone."""
+    return replace(
+        spec,
+        seeds=(step.seed,),
+        variant_seeds={
+            v.name: (step.seed,) if v.name in step.variants else () for v in spec.variants
+        },
+    )

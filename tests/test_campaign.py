@@ -1,0 +1,213 @@
+"""The campaign's choice and its budget (runner/experiment/campaign.py),
+with a fake executor whose runs report a CPU cost: no simulation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import runner.experiments
+from runner.experiment import Experiment, RunOptions
+from runner.experiment.campaign import (
+    OpenClaim,
+    Step,
+    choose_steps,
+    cpu_per_variant,
+    run_steps,
+    step_spec,
+)
+from runner.experiment.campaign_run import HOUR, campaign, next_free_seed
+from runner.experiment.console import Console
+from runner.experiment.results import RunResult
+from runner.layout import Layout
+from runner.manifest import read_run
+from runner.network.backends import SHADOW
+from runner.network.identity import run_identity
+from runner.spec.model import Spec
+from runner.tables.collect import parsed_tables
+from runner.tables.runs import RunRow, run_row
+from runner.tables.store import stored_runs, table_texts, write_stored
+from runner.tables.store_import import import_runs
+from tests.conftest import (
+    FIXTURE_VERSIONS,
+    FIXTURES,
+    fixture_results,
+    fixture_spec,
+    write_manifest,
+)
+
+TABLES = parsed_tables(runner.experiments.TABLES)
+
+
+def claim(exp: str, name: str, have: int, need: int, *variants: str) -> OpenClaim:
+    return OpenClaim(exp, name, have, need, variants)
+
+
+def test_the_choice_favours_claims_near_a_verdict_per_cpu_hour() -> None:
+    claims = {
+        # one seed short, cheap: first
+        "a": [claim("a", "A1", 4, 5, "new", "old")],
+        # many seeds short and dearer
+        "b": [claim("b", "B1", 2, 30, "x", "y")],
+    }
+    cpu = {"a": {"": 600.0, "new": 600.0, "old": 600.0}, "b": {"": 900.0}}
+    steps = choose_steps(claims, cpu, {"a": 6, "b": 3}, budget_s=HOUR)
+    assert [s.experiment for s in steps][:1] == ["a"]
+    assert steps[0].seed == 6 and steps[0].variants == ("new", "old")
+    assert steps[0].cpu_s == 1200.0 and steps[0].claims == ("A1",)
+    # A1 then needs no more seeds: the rest goes to b, a seed at a time.
+    assert [s.seed for s in steps if s.experiment == "b"] == [3]
+    assert sum(s.cpu_s for s in steps) <= HOUR
+
+
+def test_an_experiment_with_no_recorded_cpu_is_left_out() -> None:
+    steps = choose_steps({"a": [claim("a", "A1", 2, 9, "n", "o")]}, {"a": {}}, {"a": 3}, HOUR)
+    assert steps == []
+
+
+def test_the_campaign_stops_before_the_budget_and_says_so() -> None:
+    lines: list[str] = []
+    console = Console(lines.append, lines.append)
+    steps = [Step("a", s, ("n", "o"), 0.1 * HOUR, ("A1",)) for s in range(1, 11)]
+    ran: list[int] = []
+
+    def fake_run(step: Step) -> float:  # each run costs 10% more than predicted
+        ran.append(step.seed)
+        return step.cpu_s * 1.1
+
+    result = run_steps(steps, fake_run, budget_s=0.5 * HOUR, console=console)
+    assert ran == [1, 2, 3, 4]  # a fifth would reach 0.54 CPU-h
+    assert result.spent_s <= 0.5 * HOUR
+    assert result.spent_s >= 0.5 * HOUR * 0.85
+    assert [s.seed for s in result.left_out] == list(range(5, 11))
+    assert any(line.startswith("stop:") for line in lines)
+    assert any("of 0.50 CPU-h spent" in line for line in lines)
+
+
+def test_predicted_cpu_is_each_variants_mean_of_the_runs_that_recorded_it() -> None:
+    runs = [
+        RunRow("n", 1, "complete", cpu_s=100.0),
+        RunRow("n", 2, "complete", cpu_s=300.0),
+        RunRow("o", 1, "complete", cpu_s=50.0),
+        RunRow("o", 2, "failed", cpu_s=999.0),
+        RunRow("o", 3, "complete"),
+    ]
+    assert cpu_per_variant(runs) == pytest.approx({"n": 200.0, "o": 50.0, "": 150.0})
+
+
+def test_a_step_runs_its_variants_at_its_seed_alone() -> None:
+    spec = fixture_spec("conflux-small-pilot")
+    step = Step(spec.name, 40, ("conflux", "plain"), 1.0, ("C1",))
+    runs = [(v.name, s) for v, s in step_spec(spec, step).runs()]
+    assert runs == [("plain", 40), ("conflux", 40)] or sorted(runs) == [
+        ("conflux", 40),
+        ("plain", 40),
+    ]
+
+
+# The whole command, on a clone whose store holds the conflux-small pilot's
+# runs, with a fake run step: each run it "makes" is a seed-1 run's rows at
+# the new seed, recorded and stored as collect stores a run.
+PILOT = "conflux-small-pilot"
+
+
+def clone_with_store(tmp_path: Path) -> tuple[Spec, Layout]:
+    spec, source = fixture_results(PILOT, tmp_path / "source")
+    clone = Layout(tmp_path / "clone", source.experiment)
+    done = import_runs(source.root, {spec.name: spec}, clone.root, TABLES)
+    assert not done.refused and len(done.added) == len(spec.runs())
+    return spec, clone
+
+
+def fake_run_and_store(
+    made: list[tuple[str, int]],
+) -> Callable[[Experiment, Spec, RunOptions], RunResult]:
+    def run_and_store(exp: Experiment, spec: Spec, options: RunOptions) -> RunResult:
+        layout = exp.layout
+        first = {s.row.variant: s for s in stored_runs(layout.store_dir) if s.row.seed == 1}
+        for variant, seed in spec.runs():
+            run_dir = layout.run_dir(variant.name, seed)
+            run_dir.mkdir(parents=True)
+            cpu = first[variant.name].row.cpu_s
+            assert cpu is not None
+            write_manifest(
+                run_dir,
+                {
+                    "variant": variant.name,
+                    "seed": seed,
+                    "status": "complete",
+                    "backend": "shadow",
+                    "versions": FIXTURE_VERSIONS,
+                    "identity": run_identity(spec, variant, seed, SHADOW, FIXTURE_VERSIONS),
+                    "cpu_phases_s": {"generate": 0.0, "simulate": cpu * 1.05},
+                },
+            )
+            record = read_run(run_dir)
+            rows = {
+                t.name: [replace(r, seed=seed) for r in first[variant.name].rows(t)] for t in TABLES
+            }
+            texts = table_texts(TABLES, rows)
+            write_stored(layout.store_dir, layout.experiment, record, run_row(record), texts)
+            made.append((variant.name, seed))
+        return RunResult(0, [], 0.0)
+
+    return run_and_store
+
+
+def test_the_campaign_command_runs_and_stores_seeds_within_the_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec, clone = clone_with_store(tmp_path)
+    made: list[tuple[str, int]] = []
+    monkeypatch.setattr(Experiment, "run_and_store", fake_run_and_store(made))
+    lines: list[str] = []
+    console = Console(lines.append, lines.append)
+    spec_path = FIXTURES / PILOT / "spec.yaml"
+    before = len(stored_runs(clone.store_dir))
+    budget_h = 0.5
+
+    result = campaign([spec_path], budget_h, clone.root, "shadow", RunOptions(), console)
+
+    assert result.ran, lines
+    assert result.spent_s <= budget_h * HOUR
+    # Stopped within the cost of a step of the budget, and said why.
+    assert budget_h * HOUR - result.spent_s < max(s.cpu_s for s in result.ran) * 1.05
+    # The store grew by exactly the campaign's runs, at seeds past the spec's.
+    assert len(stored_runs(clone.store_dir)) == before + len(made)
+    assert made == [(v, s.seed) for s in result.ran for v in step_spec_variants(spec, s)]
+    assert min(seed for _, seed in made) == max(spec.seeds) + 1
+    assert any(line.startswith(f"{spec.name}: open: ") for line in lines)
+    assert any(line.startswith("  1. conflux-small seed 6: ") for line in lines)
+    assert any("CPU-h spent" in line for line in lines)
+
+    # The stages after collect read the new seeds, and say so.
+    later: list[str] = []
+    again = Experiment.load(spec_path, clone.root, "shadow", console=Console(later.append))
+    new_seeds = sorted({seed for _, seed in made})
+    assert set(new_seeds) <= set(again.analysed_spec().seeds)
+    assert f"{len(new_seeds)} stored seeds beyond the spec's" in "\n".join(later)
+    # A later campaign resumes after them.
+    assert next_free_seed(again.analysed_spec(), again.layout) == max(new_seeds) + 1
+
+
+def step_spec_variants(spec: Spec, step: Step) -> list[str]:
+    """The variants a step runs, in the order the spec runs them."""
+    return [v.name for v, _ in step_spec(spec, step).runs()]
+
+
+def test_a_budget_too_small_for_any_step_runs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, clone = clone_with_store(tmp_path)
+    made: list[tuple[str, int]] = []
+    monkeypatch.setattr(Experiment, "run_and_store", fake_run_and_store(made))
+    lines: list[str] = []
+    spec_path = FIXTURES / PILOT / "spec.yaml"
+    result = campaign(
+        [spec_path], 0.01, clone.root, "shadow", RunOptions(), Console(lines.append, lines.append)
+    )
+    assert result.ran == [] and made == []
+    assert any(line.startswith("campaign: no step fits 0.01 CPU-h") for line in lines)
