@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from runner.analyses.answers import Answer, verdict
+from runner.analyses.answers import UNDETERMINED, Answer, verdict
 from runner.analyses.seed_rounds import (
     ROUNDS_FILE,
     check_design,
@@ -238,16 +238,15 @@ def test_a_needed_variant_brings_the_variant_its_limit_is_measured_from() -> Non
 
     spec = load_spec(ROOT / "configs" / "tortoise-small.yaml")
     by_name = {h.name: h for h in spec.hypotheses}
-    open_one = by_name["half-the-relays-limiting"]  # half-low vs limit-low
+    open_one = by_name["low-limit-slows-bulk"]  # limit-low vs unlimited, confirmatory
     est = Estimate(0.0, -0.5, 0.5, 3)
     decided = Estimate(-0.5, -0.6, -0.4, 3)
     found = [
         Answer(h, est if h is open_one else decided, verdict(est if h is open_one else decided, h))
         for h in spec.hypotheses
     ]
-    # both limited variants take their limit from the unlimited run of the seed
-    assert needed_variants(spec, found) >= {"half-low", "limit-low", "unlimited"}
-    assert "growth" not in needed_variants(spec, found)
+    # the limited variant takes its limit from the unlimited run of the seed
+    assert needed_variants(spec, found) == {"limit-low", "unlimited"}
 
 
 def test_the_design_is_locked_once_rounds_have_run(tmp_path: Path) -> None:
@@ -289,3 +288,40 @@ def test_experiment_takes_new_design() -> None:
     args = build_parser().parse_args(["experiment", "x.yaml", "--new-design"])
     assert args.new_design
     assert not build_parser().parse_args(["experiment", "x.yaml"]).new_design
+
+
+def test_rounds_of_the_family_run_only_its_variants(tmp_path: Path) -> None:
+    # later: family: the first round too runs only the variants the
+    # confirmatory hypotheses compare; a claim set outside the family adds none.
+    data = yaml.safe_load(CI_SMALL.read_text())
+    data["seeds"] = {"min": 3, "max": 5, "later": "family", "decide_from": 3}
+    data["variants"]["conflux-three"] = {
+        "description": "Conflux on, three legs",
+        "torrc": {"client": ["ConfluxEnabled 1"]},
+        "consensus": {"cfx_num_legs_set": 3},
+    }
+    data["hypotheses"].append(
+        {
+            **data["hypotheses"][0],
+            "name": "three-legs-shorten-5mib",
+            "variant": "conflux-three",
+            "exploratory": "not this design's question",
+        }
+    )
+    spec = parse_spec(data, "x.yaml")
+    ran: list[list[tuple[str, int]]] = []
+
+    def run_round(current: Spec) -> int:
+        ran.append([(v.name, s) for v, s in current.runs()])
+        return 0
+
+    def answer_round(current: Spec) -> list[Answer]:
+        return [
+            Answer(h, Estimate(0.0, -0.5, 0.5, len(current.seeds)), UNDETERMINED)
+            for h in current.hypotheses
+        ]
+
+    run_in_rounds(spec, Layout(tmp_path, spec.name), run_round, answer_round)
+    variants = {v for round_ in ran for v, _ in round_}
+    assert variants == {"conflux-on", "conflux-off"}
+    assert [len(r) for r in ran] == [6, 10]

@@ -710,8 +710,11 @@ def scaling(pilot: Spec, target: Spec) -> Alternative:
 
 def later_variants(spec: Spec) -> int | None:
     """The variants ``spec``'s later seed rounds run, if not all."""
-    if spec.seed_rounds is None or spec.seed_rounds.later != "hypotheses":
+    if spec.seed_rounds is None or spec.seed_rounds.later == "all":
         return None
+    if spec.seed_rounds.later == "family":
+        confirmatory = [h for h in spec.hypotheses if family(h) == CONFIRMATORY]
+        return len(variants_compared(spec, confirmatory or spec.hypotheses))
     return len(variants_compared(spec, spec.hypotheses))
 
 
@@ -767,17 +770,20 @@ def make_plan(
     measure_share = spec.duration.measure / (spec.duration.bootstrap + spec.duration.measure)
     busiest = busiest_utilisation(loads)
     roles = busiest_by_role(loads)
+    # With ``later: family`` every round runs the family's variants alone.
+    family_only = planned.seed_rounds is not None and planned.seed_rounds.later == "family"
+    run_variants = later_variants(planned) if family_only else None
     predictions = predict(
         spreads,
         planned.hypotheses,
         cost,
-        len(planned.variants),
+        run_variants or len(planned.variants),
         measure_share,
         roles,
         measured_clients / clients if clients else 1.0,
         alternatives_for(round(measured_clients * base.clients)),
         base,
-        later_variants(planned),
+        None if family_only else later_variants(planned),
         class_demand(spec, planned, transfers) if target else None,
         reading_of(planned),
         planned.seed_rounds.decide_from if planned.seed_rounds else DEFAULT_DECIDE_FROM,

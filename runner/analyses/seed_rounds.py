@@ -104,6 +104,18 @@ def variants_compared(spec: Spec, hypotheses: Iterable[Hypothesis]) -> set[str]:
     return names
 
 
+def first_round(spec: Spec) -> Spec:
+    """The spec of the first round: every variant, or with ``later:
+    family`` only the variants the confirmatory family compares (those
+    its rounds wait for, runner.analyses.family)."""
+    assert spec.seed_rounds is not None
+    if spec.seed_rounds.later != "family":
+        return spec
+    confirmatory = [h for h in spec.hypotheses if family(h) == CONFIRMATORY]
+    needed = variants_compared(spec, confirmatory or spec.hypotheses)
+    return replace(spec, variant_seeds={v.name: () for v in spec.variants if v.name not in needed})
+
+
 def next_round(spec: Spec, current: Spec, found: list[Answer]) -> Spec:
     """The spec of the next round: ``step`` more seeds (to the next planned
     look), for every variant or, with ``later: hypotheses``, for those the
@@ -156,7 +168,7 @@ def run_in_rounds(
     leaves the rounds it finished for ``collect`` and ``compare``;
     ``design_changes`` (``check_design``) go into it."""
     assert spec.seed_rounds is not None
-    current = spec
+    current = first_round(spec)
     rounds: list[RoundResult] = []
     worst = 0
     while True:

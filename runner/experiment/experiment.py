@@ -559,6 +559,7 @@ def _validated_line(spec: Spec) -> str:
             f"{spec.path}: ok ({len(spec.variants)} variants x {r.min} to {r.max} seeds, "
             f"{r.step} more a round"
             + (" of the variants they still need" if r.later == "hypotheses" else "")
+            + (" of the family's variants alone" if r.later == "family" else "")
             + f" until {_waited_for(spec)} are decided or futile)"
         )
     runs = len(spec.variants) * len(spec.seeds)

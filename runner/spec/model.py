@@ -216,8 +216,10 @@ LOAD_ROLES = (*RELAY_ROLES, *(client_relay_load_role(p) for p in CLIENT_RELAY_RO
 
 
 # What the rounds after the first run (seeds: {later: ...}): every variant,
-# or only the variants that the hypotheses still undetermined compare.
-LATER_ROUNDS = ("all", "hypotheses")
+# or only the variants that the hypotheses still undetermined compare; with
+# "family" the first round too runs only the variants the confirmatory
+# family compares (the other variants' tables come from other seeds).
+LATER_ROUNDS = ("all", "hypotheses", "family")
 # Seeds of the first round unless the spec says otherwise: under five, a
 # verdict rests on the seeds' spread being normal (runner/analyses/answers.py).
 DEFAULT_FIRST_SEEDS = 5
@@ -236,7 +238,8 @@ class SeedRounds:
     ``step`` (default 2) more at a time until every hypothesis is decisive
     or ``max`` seeds have run. With ``later: hypotheses`` the first round
     runs every variant (the report's tables) and the later ones only what
-    the undetermined hypotheses need."""
+    the undetermined hypotheses need; with ``later: family`` every round
+    runs only what the confirmatory family needs."""
 
     min: int = yaml_key(Param("int", default=DEFAULT_FIRST_SEEDS, minimum=2))
     max: int = yaml_key(required=True)  # at least min
