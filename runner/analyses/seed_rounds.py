@@ -1,15 +1,17 @@
 """Seeds until answered: ``seeds: {min, max, step}`` runs ``min`` seeds
-(5 unless the spec says otherwise), then ``step`` more at a time, until
-every hypothesis has a decisive verdict (supported, no change that matters,
-or contradicted), or ``max`` seeds have run. With ``later: hypotheses`` a
+(5 unless the spec says otherwise), then ``step`` more at a time, to the
+design's next look, until every confirmatory hypothesis (every hypothesis,
+where none tests a claim) has a decisive verdict (supported, no change that
+matters, or contradicted) or is futile, or ``max`` seeds have run. With ``later: hypotheses`` a
 later round runs only the variants the undetermined hypotheses compare:
 the first round gives every variant's table, the later ones buy the
 answers (a hypothesis decided stops costing runs).
 
 Each look's interval is a repeated confidence interval of the spec's
 group-sequential design (runner/analyses/sequential.py), at the level the
-hypothesis has (its share of the family's 5% for a confirmatory one, by
-Holm's step-down; 5% for an exploratory one: runner/analyses/answers.py),
+hypothesis has (its share of the family's 5% for a confirmatory one, one
+test per claim with Holm's step-down across claims; 5% for an exploratory
+one: runner/analyses/family.py),
 so stopping on the first decisive look keeps those error rates. Each round
 is recorded as it ends in ``results/<exp>/seed_rounds.json`` with the
 boundaries and levels it used and each hypothesis's verdict; the report
