@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,7 @@ from runner.analyses.answers import (
     UNDETERMINED,
     answer,
     answer_record,
+    pooled_ratios,
     seeds_needed,
     verdict,
 )
@@ -255,3 +257,49 @@ def test_skewed_seeds_are_marked() -> None:
         even += _rows("conflux-off", seed, 10.0) + _rows("conflux-on", seed, 10.0 * factor)
     assert not answer(FASTER, even, []).skewed
     assert "skewed seeds" not in "\n".join(answers_section([answer(FASTER, even, [])]))
+
+
+def _sized(variant: str, seed: int, size: int, time: float) -> list[TransferRow]:
+    return [
+        TransferRow(variant, seed, "c1", "perf", True, size, 0.0, 0.5, time, True, ""),
+        TransferRow(variant, seed, "c2", "perf", True, size, 0.0, 0.5, time, True, ""),
+    ]
+
+
+def test_a_pooled_hypothesis_takes_the_mean_of_its_sizes_log_ratios_per_seed() -> None:
+    # Per seed, the small size is 20% faster and the large one 50% faster:
+    # pooled, the geometric mean of 0.8 and 0.5 (0.632), each size once,
+    # however many transfers each has.
+    small, large = 400_000, 10_000_000
+    rows = []
+    for seed in range(1, 8):
+        for variant, (t_small, t_large) in (
+            ("conflux-off", (1.0, 10.0)),
+            ("conflux-on", (0.8, 5.0)),
+        ):
+            rows += _sized(variant, seed, small, t_small * (1 + seed / 50)) * 5
+            rows += _sized(variant, seed, large, t_large * (1 + seed / 50))
+    pooled = replace(FASTER, sizes=(small, large))
+    ratios = [r for _, r in pooled_ratios(pooled, rows, [])]
+    assert ratios == pytest.approx([math.sqrt(0.8 * 0.5)] * 7, rel=0.03)
+    found = answer(pooled, rows, [])
+    assert found.estimate.mean == pytest.approx(math.sqrt(0.4) - 1, abs=0.02)
+    # A seed missing one size is left out, not pooled over the other alone.
+    partial = [r for r in rows if not (r.seed == 7 and r.size == large)]
+    assert [s for s, _ in pooled_ratios(pooled, partial, [])] == [1, 2, 3, 4, 5, 6]
+
+
+@pytest.mark.parametrize(
+    ("changes", "key", "message"),
+    [
+        ({"sizes": ["5 MiB", "1 MiB"]}, "hypotheses[0].sizes", "got both"),
+        ({"size": None, "sizes": ["5 MiB"]}, "hypotheses[0].sizes", "at least two distinct"),
+        ({"exploratory": "why"}, "hypotheses[0].exploratory", "only a hypothesis with a `claim:`"),
+    ],
+)
+def test_pooled_sizes_and_exploratory_claims_are_checked(
+    changes: dict[str, Any], key: str, message: str
+) -> None:
+    with pytest.raises(SpecError) as caught:
+        parse_spec(_spec(_one(**changes)), "x.yaml")
+    assert caught.value.key == key and message in str(caught.value)
