@@ -359,11 +359,14 @@ def _add_claims(sub: Subcommands) -> None:
     claims = sub.add_parser(
         "claims",
         help="write docs/claims.md: per config, the published claim each hypothesis tests, "
-        "the paper's number beside the project's latest answers",
+        "the paper's number beside the project's latest answers; and its forest plot "
+        "beside it (docs/claims.svg)",
     )
     claims.add_argument("--configs", default="configs", help="the specs (default: configs)")
     claims.add_argument("--results", default="results", help="results root (default: results)")
-    claims.add_argument("--out", default="docs/claims.md", help="default: docs/claims.md")
+    claims.add_argument(
+        "--out", default="docs/claims.md", help="default: docs/claims.md (the plot: its .svg)"
+    )
     claims.set_defaults(func=cmd_claims)
 
 

@@ -108,27 +108,28 @@ def _missing_rows(hypotheses: Sequence[Hypothesis], section: list[str]) -> str:
 def write_claims_page(
     configs: Path, results: Path, out: Path, console: Console | None = None
 ) -> ClaimsPage:
-    """Write the page of every config's claims beside the project's answers
-    (each config with stored runs analysed first, from them and its run
-    directories: a fresh clone's page is the store's).
+    """Write the page of every config's claims beside the project's answers,
+    and its forest plot beside it (``out`` as .svg); each config with stored
+    runs is analysed first, from them and its run directories: a fresh
+    clone's page is the store's.
 
     An experiment with no answers under ``results`` keeps its section of the
     page already at ``out`` where that section reports results: a clone that
     ran one experiment must not publish "not run" over the others'
-    findings."""
+    findings. Its panel of the plot is drawn from that section."""
     from runner.analyses.answers import spec_records
     from runner.experiment.store import analyze_stored
     from runner.experiments import load_spec
     from runner.report.claims import (
-        claims_page,
         experiment_section,
         published_sections,
         section_has_results,
     )
+    from runner.report.forest_rows import record_rows, table_rows
 
     say = console or Console.quiet()
     published = published_sections(out.read_text()) if out.is_file() else {}
-    sections, answered, kept = [], 0, []
+    sections, panels, answered, kept = [], [], 0, []
     for path in sorted(configs.glob("*.yaml")):
         spec = load_spec(path)
         for analysed in analyze_stored(path, results, say):
@@ -137,13 +138,32 @@ def write_claims_page(
         previous = published.get(spec.name, [])
         if found is None and section_has_results(previous):
             sections.append(previous)
+            panels.append((spec.name, table_rows(previous)))
             kept.append((spec.name, source + _missing_rows(spec.hypotheses, previous)))
             continue
         answered += found is not None
         records = spec_records(spec, found)
         sections.append(experiment_section(spec.name, str(path), spec.claims, records, source))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")  # renamed into place: never half a page
-    tmp.write_text(claims_page(sections))
-    os.replace(tmp, out)
+        panels.append((spec.name, record_rows(records)))
+    _write_page(out, sections, panels)
     return ClaimsPage(out, len(sections), answered, tuple(kept))
+
+
+def _write_page(out: Path, sections: list[list[str]], panels: list[Any]) -> None:
+    """docs/claims.md and docs/claims.svg, each renamed into place: never
+    half a page."""
+    from runner.report.claims import claims_page
+    from runner.report.forest import forest_svg
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    plot = out.with_suffix(".svg")
+    svg = forest_svg(panels)
+    texts = {out: claims_page(sections, plot.name if svg else None)}
+    if svg:
+        texts[plot] = svg
+    elif plot.exists():  # no claim hypothesis left to draw: no stale picture
+        plot.unlink()
+    for path, text in texts.items():
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)

@@ -245,11 +245,13 @@ def test_the_claims_table_puts_the_paper_number_beside_the_project_interval() ->
     assert _row(inside) == (
         "| C1 | Conflux shortens downloads | conflux-shortens-10mb "
         "| median ttlb, 10 MB: at least 10% decrease | Table I, 10 MB: -25.4% "
-        "| -28.0% [-40.0, -16.0] (α = 5%, t = 2.78) | supported | yes |"
+        "| -28.0% [-40.0, -16.0] (α = 5%, t = 2.78) | supported (5 seeds) | yes |"
     )
     outside = _record(h, -0.20, -0.02)
     assert outside["claim"]["inside_interval"] is False
-    assert _row(outside).endswith("| -11.0% [-20.0, -2.0] (α = 5%, t = 2.78) | undetermined | no |")
+    assert _row(outside).endswith(
+        "| -11.0% [-20.0, -2.0] (α = 5%, t = 2.78) | undetermined (5 seeds) | no |"
+    )
 
 
 def test_a_throughput_claim_is_read_as_a_time_and_says_so() -> None:
@@ -266,7 +268,7 @@ def test_a_throughput_claim_is_read_as_a_time_and_says_so() -> None:
         "| M3 | five downloads finish faster | n5-download "
         "| round_completion: at least 10% decrease | five concurrent downloads, "
         "5 circuits vs 1: -32.4% (the paper's +48.0% throughput) | -35.0% [-40.0, -30.0] "
-        "(α = 5%, t = 2.78) | supported | yes |"
+        "(α = 5%, t = 2.78) | supported (5 seeds) | yes |"
     )
 
 
@@ -274,8 +276,8 @@ def test_qualitative_claims_and_too_few_seeds_have_no_inside() -> None:
     qualitative = _record(_hypothesis(Claim(id="C1", figure="Table I")), -0.40, -0.16)
     assert qualitative["claim"]["inside_interval"] is None
     assert (
-        "| Table I: qualitative | -28.0% [-40.0, -16.0] (α = 5%, t = 2.78) | supported | - |"
-        in (_row(qualitative))
+        "| Table I: qualitative | -28.0% [-40.0, -16.0] (α = 5%, t = 2.78) "
+        "| supported (5 seeds) | - |" in (_row(qualitative))
     )
     few = _record(_hypothesis(), -0.40, -0.16, n=2)
     assert few["claim"]["inside_interval"] is None
@@ -356,7 +358,8 @@ def _claims_page(tmp_path: Path, results: Path) -> str:
     out = tmp_path / "docs" / "claims.md"
     argv = ["claims", "--configs", str(configs), "--results", str(results), "--out", str(out)]
     assert main(argv) == 0
-    assert [p.name for p in out.parent.iterdir()] == ["claims.md"]  # renamed into place
+    # Each renamed into place: no temporary file left.
+    assert sorted(p.name for p in out.parent.iterdir()) == ["claims.md", "claims.svg"]
     return out.read_text()
 
 
@@ -392,7 +395,10 @@ def test_runner_claims_reads_the_local_backends_answers_too(tmp_path: Path) -> N
     layout.experiment_dir.rename(local)
     page = _claims_page(tmp_path, results)
     assert f"Results: `{local / 'answers.json'}`." in page
-    assert "| -28.3% [-90.0, +124.0] (α = 2.5%, look 1, t = 7.16) | undetermined | yes |" in page
+    assert (
+        "| -28.3% [-90.0, +124.0] (α = 2.5%, look 1, t = 7.16) | undetermined (5 seeds) | yes |"
+        in page
+    )
     (local / "answers.json").write_text("{not json")
     (tmp_path / "docs" / "claims.md").unlink()  # nothing published to keep
     page = _claims_page(tmp_path, results)
@@ -407,12 +413,15 @@ def test_runner_claims_keeps_published_results_an_experiment_lacks_here(
     compare(spec, layout, ANALYSES)
     published = _claims_page(tmp_path, results)
     conflux = published.split("## conflux-small\n")[1]
-    assert "| undetermined | yes |" in conflux
+    assert "| undetermined (5 seeds) | yes |" in conflux
+    plot = (tmp_path / "docs" / "claims.svg").read_text()
     # A clone that has run only ci-small: no conflux-small answers here.
     shutil.rmtree(layout.experiment_dir)
     capsys.readouterr()
     page = _claims_page(tmp_path, results)
     assert page == published  # conflux-small's rows as published, not "not run"
+    # Its panel drawn from the published rows: the same picture.
+    assert (tmp_path / "docs" / "claims.svg").read_text() == plot
     said = capsys.readouterr().out
     assert "2 experiments, 0 with collected answers" in said
     assert "conflux-small: not run here (no `" in said

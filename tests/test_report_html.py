@@ -36,6 +36,11 @@ window.addEventListener("load", () => {
 </script>"""
 
 
+def _png_plots(report: Path) -> int:
+    """The PNG plots report.md shows (the claims plot, an SVG, is inlined)."""
+    return len(re.findall(r"!\[[^\]]*\]\([^)]+\.png\)", (report / "report.md").read_text()))
+
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return fixture_report("tortoise-small", tmp_path_factory.mktemp("html")).parent
@@ -43,7 +48,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_page_is_self_contained_and_opens_with_the_claims_and_answers(report: Path) -> None:
     page = (report / "report.html").read_text()
-    plots = len(re.findall(r"!\[", (report / "report.md").read_text()))
+    plots = _png_plots(report)
     assert plots > 0 and page.count('src="data:image/png;base64,') == plots
     assert not re.search(r'(src|href)="(?!data:|#)', page), "a reference outside the page"
     assert page.index("<h2>Answers</h2>") < page.index("<h2>Variants</h2>")
@@ -89,7 +94,7 @@ def test_the_page_loads_in_a_headless_browser_without_errors(report: Path, tmp_p
     found = re.search(r'<pre id="probe">(.*?)</pre>', loaded.stdout, re.S)
     assert found, loaded.stdout[-2000:] + loaded.stderr[-2000:]
     result = json.loads(found.group(1).replace("&quot;", '"'))
-    plots = len(re.findall(r"!\[", (report / "report.md").read_text()))
+    plots = _png_plots(report)
     assert result == {"images": plots, "broken": [], "errors": [], "tables": result["tables"]}
     assert result["tables"] >= 5
     console = [line for line in loaded.stderr.splitlines() if "CONSOLE" in line]
@@ -109,3 +114,55 @@ def test_the_page_loads_in_a_headless_browser_without_errors(report: Path, tmp_p
         check=True,
     )
     assert shot.stat().st_size > 50_000  # a page of text and plots, not a blank one
+
+
+# The claims forest plot: one row per hypothesis that tests a claim, each a
+# group with an id starting forest-row- whose text the browser lays out.
+ROWS_PROBE = """<script>
+window.addEventListener("load", () => {
+  const rows = Array.from(document.querySelectorAll('[id^="forest-row-"]'));
+  const out = document.createElement("pre");
+  out.id = "probe";
+  out.textContent = JSON.stringify({
+    rows: rows.map(r => r.id),
+    drawn: rows.filter(r => r.getBBox().width > 0).length,
+    svgs: document.querySelectorAll("svg").length});
+  document.body.appendChild(out);
+});
+</script>"""
+
+
+def _claim_hypotheses(report: Path) -> list[str]:
+    records = json.loads((report.parent / "answers.json").read_text())
+    return [r["hypothesis"] for r in records if r.get("claim")]
+
+
+def _rows_in_browser(page: str, tmp_path: Path) -> dict[str, object]:
+    probe = tmp_path / "rows.html"
+    probe.write_text(page.replace("</body>", ROWS_PROBE + "</body>", 1))
+    loaded = subprocess.run(
+        [str(BROWSER), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
+        + ["--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    found = re.search(r'<pre id="probe">(.*?)</pre>', loaded.stdout, re.S)
+    assert found, loaded.stdout[-2000:] + loaded.stderr[-2000:]
+    result: dict[str, object] = json.loads(html.unescape(found.group(1)))
+    return result
+
+
+@pytest.mark.skipif(BROWSER is None, reason="no headless browser: apt-get install chromium")
+def test_the_claims_plot_renders_one_row_per_claim_hypothesis(report: Path, tmp_path: Path) -> None:
+    hypotheses = _claim_hypotheses(report)
+    assert hypotheses  # tortoise-small's hypotheses test claims
+    svg = (report / "claims.svg").read_text()
+    alone = "<!DOCTYPE html>\n<html><body>" + svg[svg.index("<svg") :] + "</body></html>"
+    for page in (alone, (report / "report.html").read_text()):
+        result = _rows_in_browser(page, tmp_path)
+        rows = result["rows"]
+        assert isinstance(rows, list) and len(rows) == len(hypotheses)
+        assert all(any(h in row for row in rows) for h in hypotheses)
+        assert result["drawn"] == len(hypotheses)  # each row laid out, not an empty group
+        assert result["svgs"] == 1

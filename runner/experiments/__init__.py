@@ -5,49 +5,41 @@ collection (``runner.tables.collect``), to analyze
 (``runner.analyses.analyze``) and to the report
 (``runner.report.assemble``), which know no experiment by name.
 
-A new experiment is a folder here and one entry below (docs/extending.md).
+Validating a spec needs only each experiment's ``expect:`` keys, declared
+in its package's light ``__init__``; the analyses (``ANALYSES``, ``TABLES``,
+``tables_of``: runner.experiments.registry) are imported the first time a
+step asks for them, so that a refused spec costs no numpy, scipy or
+matplotlib import.
+
+A new experiment is a folder here and one entry in the registry's lists
+(docs/extending.md).
 """
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from runner.experiments import conflux, congestion, mctor, tortoise
-from runner.report import sections
-from runner.report.base import Analysis
+from runner.experiments import conflux, mctor
 from runner.spec import model, parse
 from runner.spec.expect import ExpectKey
-from runner.tables.table import Table
 
-ANALYSES: tuple[Analysis[Any], ...] = (
-    sections.TRANSFERS,
-    *conflux.CIRCUIT_ANALYSES,
-    *tortoise.ANALYSES,
-    *mctor.ANALYSES,
-    *congestion.ANALYSES,
-    conflux.CONSENSUS,
-    sections.LOAD,
-    sections.PATHS,
-    sections.KEEP_UP,
-    sections.CPU,
-)
+if TYPE_CHECKING:
+    from runner.experiments.registry import ANALYSES, TABLES, tables_of
 
-
-def tables_of(analyses: tuple[Analysis[Any], ...]) -> tuple[Table[Any], ...]:
-    """The tables the analyses add, each once, in their order."""
-    seen: dict[str, Table[Any]] = {}
-    for analysis in analyses:
-        for table in analysis.tables:
-            seen.setdefault(table.name, table)
-    return tuple(seen.values())
-
-
-TABLES = tables_of(ANALYSES)
-
+__all__ = ["ANALYSES", "EXPECT_KEYS", "TABLES", "load_spec", "parse_spec", "tables_of"]
+_REGISTRY = ("ANALYSES", "TABLES", "tables_of")
 
 # The keys a variant's ``expect:`` may give: each experiment's own.
 EXPECT_KEYS: tuple[ExpectKey, ...] = (*conflux.EXPECT_KEYS, *mctor.EXPECT_KEYS)
+
+
+def __getattr__(name: str) -> Any:
+    """The registry's analyses and tables, imported when first asked for."""
+    if name in _REGISTRY:
+        return getattr(importlib.import_module("runner.experiments.registry"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def load_spec(path: Path) -> model.Spec:

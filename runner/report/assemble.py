@@ -23,11 +23,15 @@ from runner.report.analyzed import AnalyzedFiles, read_analyzed
 from runner.report.answers import answer_rows, answers_section, change_text
 from runner.report.base import Analysis, Section
 from runner.report.claims import claims_section
+from runner.report.forest import forest_svg
+from runner.report.forest_rows import record_rows
 from runner.report.html import write_html
 from runner.report.what_ran import versions_line, what_ran
 from runner.spec.model import Spec
 from runner.tables.runs import RunRow
 from runner.tables.schema import LogDamageRow, TransferRow, read_log_damage
+
+CLAIMS_PLOT = "claims.svg"
 
 
 @dataclass(frozen=True)
@@ -54,7 +58,8 @@ def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) 
         shutil.rmtree(work)
     work.mkdir(parents=True)
     sections = [analysis.render(result, inputs, work) for analysis, result in found.results]
-    text = _report_text(spec, layout, found, sections, runs)
+    plot = _claims_plot(spec, found, work)
+    text = _report_text(spec, layout, found, sections, runs, plot)
     (work / "report.md").write_text(text)
     write_html(text, spec, versions_line(runs), work)
     if out.exists():
@@ -70,15 +75,16 @@ def _report_text(
     found: AnalyzedFiles,
     sections: list[Section],
     runs: list[RunRow],
+    plot: str | None,
 ) -> str:
-    """What ran; the claims and the answers; the checks; each analysis's
-    sections; the plots."""
+    """What ran; the claims (with their plot, ``plot``) and the answers;
+    the checks; each analysis's sections; the plots."""
     damage = read_log_damage(layout.log_damage_csv)
     head, ran = what_ran(spec, layout, runs, damage)
     answered = answers_section(found.answers, found.cpu_hours, spec.seed_rounds is not None)
     # The published claims and the answers open the report, right after its
     # title and description.
-    claimed = claims_section(found.records, spec.claims)
+    claimed = claims_section(found.records, spec.claims, plot)
     lines = [*head, *claimed, *([""] if claimed else []), *answered[1:], "", *ran]
     lines += _checks_lines(sections, damage, found.failures)
     for section in sections:
@@ -86,6 +92,17 @@ def _report_text(
     plots = [p for s in sections for p in s.plots]
     lines += ["", "## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots]
     return "\n".join(lines) + "\n"
+
+
+def _claims_plot(spec: Spec, found: AnalyzedFiles, work: Path) -> str | None:
+    """Write the forest plot of the spec's claim hypotheses into ``work``
+    (claims.svg) from their answers.json records; its name, or None where
+    no hypothesis tests a claim."""
+    svg = forest_svg([(spec.name, record_rows(found.records))])
+    if not svg:
+        return None
+    (work / CLAIMS_PLOT).write_text(svg)
+    return CLAIMS_PLOT
 
 
 def _checks_lines(

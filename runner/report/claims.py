@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from runner.analyses.answers import MIN_INTERVAL_SEEDS, record_estimate
+from runner.analyses.answers import record_estimate
 from runner.analyses.stats import number
 from runner.report.answers import change_text
+from runner.report.forest_rows import NOT_RUN, TOO_FEW, verdict_word
 from runner.report.markdown import table
 from runner.spec.claims import ClaimsLedger
 from runner.spec.hypotheses import QUANTILE_METRICS
@@ -25,7 +26,6 @@ HEADER = [
     "verdict",
     "paper inside the interval",
 ]
-NOT_RUN = "not run"
 INTRO = (
     "Which published claim each hypothesis tests, the paper's number beside the project's. "
     "The paper's number is given in the hypothesis's own reading: a time metric reads a "
@@ -59,10 +59,11 @@ def paper_text(claim: dict[str, Any]) -> str:
 
 
 def _verdict(record: dict[str, Any]) -> str:
+    """The verdict and the seeds behind it: "supported (10 seeds)", "too
+    few seeds (2)"."""
     seeds = int(record.get("seeds") or 0)
-    if seeds < MIN_INTERVAL_SEEDS:
-        return f"too few seeds ({seeds})"
-    return str(record["verdict"])
+    word = verdict_word(record)
+    return f"{word} ({seeds})" if word == TOO_FEW else f"{word} ({seeds} seeds)"
 
 
 def _inside(claim: dict[str, Any]) -> str:
@@ -126,13 +127,26 @@ def claims_body(records: Sequence[dict[str, Any]], ledger: ClaimsLedger | None) 
     return lines
 
 
-def claims_section(records: Sequence[dict[str, Any]], ledger: ClaimsLedger | None) -> list[str]:
+PLOT_TEXT = (
+    "The same as a picture, per experiment a panel and per hypothesis a row: the paper's "
+    "number (diamond) beside the project's change and its interval (point and bar), on a "
+    "log-ratio scale, with the verdict and the seeds behind it."
+)
+
+
+def claims_section(
+    records: Sequence[dict[str, Any]], ledger: ClaimsLedger | None, plot: str | None = None
+) -> list[str]:
     """The report's Claims section (none where the spec states no hypothesis
-    and names no claim)."""
+    and names no claim), with the forest plot of its claims where ``plot``
+    names its file."""
     if not records and ledger is None:
         return []
     paper = f" The paper: {ledger.paper}." if ledger is not None else ""
-    return ["## Claims", "", INTRO + paper, "", *claims_body(records, ledger)]
+    lines = ["## Claims", "", INTRO + paper, "", *claims_body(records, ledger)]
+    if plot is not None:
+        lines += ["", PLOT_TEXT, "", f"![claims]({plot})"]
+    return lines
 
 
 PAGE_INTRO = (
@@ -157,9 +171,17 @@ def experiment_section(
     )
 
 
-def claims_page(sections: Sequence[list[str]]) -> str:
-    """docs/claims.md from each experiment's section (experiment_section)."""
+def claims_page(sections: Sequence[list[str]], plot: str | None = None) -> str:
+    """docs/claims.md from each experiment's section (experiment_section),
+    with the forest plot of them all where ``plot`` names its file."""
     lines = ["# Published claims and the project's answers", "", PAGE_INTRO, "", INTRO]
+    if plot is not None:
+        lines += [
+            "",
+            PLOT_TEXT,
+            "",
+            f"![The claims, the paper's number beside the project's]({plot})",
+        ]
     for section in sections:
         lines += ["", *section]
     return "\n".join(lines) + "\n"

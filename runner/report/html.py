@@ -1,7 +1,7 @@
 """report.html: the report as one self-contained page to share.
 
 The Markdown report rendered to HTML (the `markdown` library, with tables),
-every plot embedded as a data URI, and the spec and the tools' versions at
+every plot embedded (a PNG as a data URI, an SVG as itself), and the spec and the tools' versions at
 the end; no file or network access is needed to open it.
 """
 
@@ -28,6 +28,7 @@ pre { background: #f6f6f6; padding: 0.8rem; overflow-x: auto; font-size: 0.85rem
 h2 { border-bottom: 1px solid #ddd; padding-bottom: 0.2rem; margin-top: 2rem; }
 """
 _IMAGE = re.compile(r'<img alt="([^"]*)" src="([^"]+\.png)"\s*/?>')
+_SVG = re.compile(r'(?:<p>)?<img alt="([^"]*)" src="([^"/]+\.svg)"\s*/?>(?:</p>)?')
 
 
 def _embed_images(body: str, directory: Path) -> str:
@@ -39,7 +40,19 @@ def _embed_images(body: str, directory: Path) -> str:
         data = base64.b64encode(path.read_bytes()).decode("ascii")
         return f'<img alt="{alt}" src="data:image/png;base64,{data}">'
 
-    return _IMAGE.sub(embed, body)
+    return _SVG.sub(lambda m: _inline_svg(m, directory), _IMAGE.sub(embed, body))
+
+
+def _inline_svg(match: re.Match[str], directory: Path) -> str:
+    """An SVG plot written into the page itself (not as an image), so that
+    its parts are part of the page: the claims plot's rows can be found."""
+    path = directory / match.group(2)
+    if not path.is_file():
+        return match.group(0)
+    text = path.read_text()
+    start = text.find("<svg")
+    label = html.escape(match.group(1))
+    return f'<figure role="img" aria-label="{label}">{text[start:]}</figure>'
 
 
 def write_html(markdown_text: str, spec: Spec, versions: str, directory: Path) -> Path:

@@ -17,6 +17,7 @@ from runner.spec.matrix import FACTORS
 from runner.spec.measured import parse_measured
 from runner.spec.model import TOR_BUILDS, TORRC_ROLES, Topology, Variant
 from runner.spec.network import parse_topology
+from runner.spec.torrc_options import known_torrc_options, unknown_option
 from runner.units import short
 
 _TORRC_LINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\s+\S.*)?$")
@@ -134,8 +135,12 @@ def _check_torrc_line(line: str, where: Where) -> None:
         )
     if not _TORRC_LINE.match(line.strip()):
         raise where.error(f"expected one torrc line 'Option value', got {short(line)}")
-    if line.split()[0].lower() == "consensusparams":
+    option = line.split()[0]
+    if option.lower() == "consensusparams":
         raise where.error("set consensus parameters under the variant's 'consensus' key")
+    unknown = unknown_option(option, known_torrc_options())
+    if unknown is not None:
+        raise where.error(unknown)
 
 
 def _is_control(char: str) -> bool:

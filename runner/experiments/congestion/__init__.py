@@ -1,27 +1,6 @@
 """Congestion: hop-by-hop feedback and windows (BackTap, Marut), N23 and
 PCTCP against tor's fixed window and Vegas (tor-patches/0003-0007). Its
-analysis gives each mechanism's counters and the rates per class."""
+analysis gives each mechanism's counters and the rates per class.
 
-from __future__ import annotations
-
-from runner.experiments.congestion.analysis import congestion_result
-from runner.experiments.congestion.mechanisms import is_congestion_experiment
-from runner.experiments.congestion.report import congestion_sections
-from runner.experiments.congestion.tables import CIRCUIT_WINDOWS, HOP_FEEDBACK, HOP_WINDOW, N23
-from runner.report.base import Analysis
-from runner.spec.model import Spec
-
-
-def _asks(spec: Spec) -> bool:
-    return is_congestion_experiment(spec.variants)
-
-
-ANALYSES = (
-    Analysis(
-        "congestion windows, hop feedback, N23 and hop windows",
-        (HOP_FEEDBACK, N23, HOP_WINDOW, CIRCUIT_WINDOWS),
-        congestion_result,
-        congestion_sections,
-        _asks,
-    ),
-)
+Its analyses are in ``analyses.py``: the package itself imports nothing,
+so that a spec is read without them."""
