@@ -42,9 +42,7 @@ def expand_hypotheses(data: Any, path: str) -> Any:
     defaults = _defaults(result.pop(DEFAULTS, None), top.child(DEFAULTS))
     figures = _figures(result, top.child("claims"))
     if "hypotheses" not in result:
-        if defaults:
-            raise top.child(DEFAULTS).error("expected hypotheses for the defaults to apply to")
-        return result
+        return result  # defaults for no hypothesis say nothing
     if not isinstance(result["hypotheses"], list | dict):
         return result  # parse_hypotheses says what was expected
     items = _as_list(result["hypotheses"], top.child("hypotheses"))

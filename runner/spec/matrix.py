@@ -9,11 +9,17 @@
       factors:
         scenario: {hop3: {description: ..., clients: {...}}, hop4: {...}}
         mechanism: {fixed: {description: ..., consensus: {cc_alg: 0}}, ...}
-      exclude: [{scenario: tree, mechanism: fixed}]               # optional
+      grids: [{scenario: hop3}, {mechanism: fixed}]               # optional: a union
+      exclude: [{scenario: tree, mechanism: [fixed, vegas]}]      # optional
+      twins: [{of: {scenario: tree}, name: "{name}-rr", factors: {scheduler: rr},
+               torrc: {all: [TestingCircuitMuxRoundRobin 1]}}]   # optional
 
-Each combination of levels is a variant: ``all`` and one partial variant
-per factor, merged. Torrc lines of a role concatenate (``all`` first, then
-the factors in order); any other key set by two parts, a consensus
+Each combination of levels (in some grid, if ``grids`` are given, and in
+no exclusion; a grid's or an exclusion's factor names one level or a list)
+is a variant: ``all`` and one partial variant per factor, merged. A twin
+is a matrix variant with one more change and one more factor's level.
+Torrc lines of a role concatenate (``all`` first, then the factors in
+order); any other key set by two parts, a consensus
 parameter among them, is an error. Each variant carries its levels under
 ``factors``, so analyses read them instead of parsing names.
 

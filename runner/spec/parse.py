@@ -250,6 +250,14 @@ def load_spec_file(path: Path, expect_keys: Sequence[ExpectKey] = ()) -> Spec:
     return spec
 
 
+def spec_data(path: Path) -> Any:
+    """The data of the spec file at ``path`` as the parser reads it: the spec
+    it extends merged in, its hypotheses a list, each with its defaults and
+    figures (a matrix is kept). For tests and tools that change a config."""
+    data = resolve_extends(read_spec_yaml(path), str(path))
+    return expand_hypotheses(data, str(path))
+
+
 def content_sha256(data: Any) -> str:
     """A hash of what the spec says, not of its file's bytes: comments,
     spacing and key order change nothing."""
