@@ -245,8 +245,12 @@ def _add_validate(sub: Subcommands) -> None:
     validate = _with_spec(sub, "validate", "check a spec and exit")
     validate.add_argument(
         "--expand",
-        action="store_true",
-        help="print the spec as the runner reads it, a matrix written out as plain variants",
+        nargs="?",
+        const="yaml",
+        choices=("yaml", "json"),
+        help="print the spec as the runner reads it: yaml (the default), a plain spec that "
+        "loads the same (extends, matrices and defaults written out); json, the canonical "
+        "form of everything it loads to (tests/fixtures/expanded/ holds each config's)",
     )
     _size_options(validate)
     validate.set_defaults(func=cmd_validate)

@@ -21,6 +21,7 @@ from runner.manifest import RunRecord, read_run, write_run
 from runner.spec.hypotheses import Hypothesis
 from runner.spec.matrix import expand_spec
 from runner.spec.model import Spec
+from runner.spec.parse import spec_data
 from runner.tools.prereqs import find
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -142,10 +143,10 @@ def congestion_tree(comparisons: list[list[str]]) -> dict[str, Any]:
     finishes 1-8 downloads, sometimes none, and a Shadow test asserts what
     its mechanism logged, not how well a shortened run went."""
     path = ROOT / "configs" / "congestion-small.yaml"
-    raw = yaml.safe_load(path.read_text())
+    raw = spec_data(path)
     # Marut on Vegas (0005) runs in the full config only: its level joins
     # the small one's mechanisms here.
-    full = yaml.safe_load((ROOT / "configs" / "congestion.yaml").read_text())
+    full = spec_data(ROOT / "configs" / "congestion.yaml")
     mechanisms = raw["matrix"]["factors"]["mechanism"]
     for level, body in full["matrix"]["factors"]["mechanism"].items():
         mechanisms.setdefault(level, body)
@@ -174,7 +175,7 @@ def mctor_variants(names: dict[str, str]) -> dict[str, Any]:
     configs' sizes take seconds to minutes a round; a test checks the
     mechanism, not the steady rate)."""
     path = ROOT / "configs" / "mctor.yaml"
-    data: dict[str, Any] = expand_spec(yaml.safe_load(path.read_text()), str(path))
+    data: dict[str, Any] = expand_spec(spec_data(path), str(path))
     small = yaml.safe_load((ROOT / "configs" / "mctor-small.yaml").read_text())
     data["workloads"] = small["workloads"]
     data["workloads"]["phases"]["params"]["phases"] = [

@@ -139,6 +139,38 @@ def test_per_factor_comparisons_and_exclusions() -> None:
     assert spec.comparisons == (("a-y", "a-x"), ("b-x", "a-x"))
 
 
+def test_a_list_of_levels_excludes_each_and_grids_make_a_union() -> None:
+    listed = dict(MATRIX, exclude=[{"f": ["a", "b"], "g": "y"}])
+    spec = parse_spec(_spec_with(listed), "m.yaml")
+    assert [v.name for v in spec.variants] == ["a-x", "b-x"]
+    # a with every g, and b with x only: in the product's order.
+    union = dict(MATRIX, grids=[{"g": "x"}, {"f": "a"}])
+    assert [v.name for v in parse_spec(_spec_with(union), "m.yaml").variants] == [
+        "a-x",
+        "a-y",
+        "b-x",
+    ]
+
+
+def test_a_twin_is_its_variant_with_one_more_change_and_level() -> None:
+    twin = {
+        "of": [{"f": "b"}, {"f": "a", "g": "y"}],
+        "name": "{name}-log",
+        "factors": {"logging": "debug"},
+        "torrc": {"client": ["Log debug stdout"]},
+        "descriptions": {"b-x": "b, x, with debug logs"},
+    }
+    spec = parse_spec(_spec_with(dict(MATRIX, twins=[twin])), "m.yaml")
+    names = [v.name for v in spec.variants]
+    assert names == ["a-x", "a-y", "b-x", "b-y", "b-x-log", "b-y-log", "a-y-log"]
+    base, logged = spec.variant("b-x"), spec.variant("b-x-log")
+    assert logged.torrc["client"] == (*base.torrc["client"], "Log debug stdout")
+    assert logged.consensus == base.consensus
+    assert logged.factors == {"f": "b", "g": "x", "logging": "debug"}
+    assert logged.description == "b, x, with debug logs"
+    assert spec.variant("b-y-log").description == spec.variant("b-y").description
+
+
 @pytest.mark.parametrize(
     ("change", "key", "message"),
     [
@@ -148,8 +180,30 @@ def test_per_factor_comparisons_and_exclusions() -> None:
             "also set by matrix.factors.f.b",
         ),
         ({"name": "{f}"}, "matrix.name", "one placeholder for each factor"),
-        ({"exclude": [{"f": "c"}]}, "matrix.exclude[0].f", "unknown factor or level"),
-        ({"exclude": [{"f": ["a", "b"]}]}, "matrix.exclude[0].f", "one rule per level"),
+        ({"exclude": [{"f": "c"}]}, "matrix.exclude[0].f", "unknown level 'c' of factor 'f'"),
+        ({"exclude": [{"f": ["a", "c"]}]}, "matrix.exclude[0].f", "unknown level 'c'"),
+        ({"exclude": [{"h": "a"}]}, "matrix.exclude[0].h", "unknown factor"),
+        ({"exclude": [{"f": []}]}, "matrix.exclude[0].f", "a non-empty list"),
+        ({"grids": [{"g": "z"}]}, "matrix.grids[0].g", "unknown level 'z' of factor 'g'"),
+        (
+            {"twins": [{"of": {"f": "a"}, "name": "{name}-t", "factors": {"f": "c"}}]},
+            "matrix.twins[0].factors",
+            "expected a mapping of new factors",
+        ),
+        (
+            {
+                "twins": [
+                    {
+                        "of": {"f": "b"},
+                        "name": "{name}-t",
+                        "factors": {"h": "on"},
+                        "consensus": {"cc_alg": 2},
+                    }
+                ]
+            },
+            "matrix.twins[0].consensus.cc_alg",
+            "also set by matrix.twins[0].of",
+        ),
     ],
 )
 def test_conflicting_or_unknown_levels_are_errors(

@@ -10,6 +10,7 @@ from runner.errors import SpecError
 from runner.experiments import load_spec, parse_spec
 from runner.spec.consensus import known_consensus_params
 from runner.spec.dump import spec_yaml
+from runner.spec.parse import spec_data
 from tests.conftest import CI_SMALL, FIXTURES, ROOT
 
 
@@ -334,7 +335,7 @@ def test_a_hypothesis_must_ask_about_what_the_workloads_do(
 
 
 def test_a_hypothesis_phase_must_be_one_of_the_rounds() -> None:
-    data = yaml.safe_load((ROOT / "configs" / "mctor-small.yaml").read_text())
+    data = spec_data(ROOT / "configs" / "mctor-small.yaml")
     rounds = [h for h in data["hypotheses"] if h["metric"] == "round_completion"]
     rounds[0]["phase"] = "no-such-phase"
     index = data["hypotheses"].index(rounds[0])

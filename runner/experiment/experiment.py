@@ -136,18 +136,23 @@ class Experiment:
         check_capacity(self.written, self.backend, placement.jobs, max_hosts)
 
     def validate(
-        self, *, force: bool = False, max_hosts: int | None = None, expand: bool = False
+        self, *, force: bool = False, max_hosts: int | None = None, expand: str | None = None
     ) -> ValidateResult:
         """Check the spec, and (unless ``force``) that it fits this machine
-        as ``run`` would; ``expand`` writes it out as the runner reads it
-        (a matrix as plain variants), the summary then going to ``err``."""
+        as ``run`` would; ``expand`` writes it out as the runner reads it,
+        the summary then going to ``err``: "yaml", a plain spec (extends,
+        a matrix and defaults written out), "json", its canonical form."""
         spec = self.written
         if not force:  # refuse here what `run` would refuse on this machine
             self.check_fits(max_hosts)
         warnings = self.backend.warnings(spec)
         for warning in warnings:
             self.console.err(warning)
-        if expand:
+        if expand == "json":
+            from runner.spec.canonical import canonical_json
+
+            self.console.out(canonical_json(spec))
+        elif expand:
             from runner.spec.dump import spec_yaml
 
             self.console.out(spec_yaml(spec.raw, width=100).removesuffix("\n"))

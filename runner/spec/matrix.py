@@ -9,11 +9,17 @@
       factors:
         scenario: {hop3: {description: ..., clients: {...}}, hop4: {...}}
         mechanism: {fixed: {description: ..., consensus: {cc_alg: 0}}, ...}
-      exclude: [{scenario: tree, mechanism: fixed}]               # optional
+      grids: [{scenario: hop3}, {mechanism: fixed}]               # optional: a union
+      exclude: [{scenario: tree, mechanism: [fixed, vegas]}]      # optional
+      twins: [{of: {scenario: tree}, name: "{name}-rr", factors: {scheduler: rr},
+               torrc: {all: [TestingCircuitMuxRoundRobin 1]}}]   # optional
 
-Each combination of levels is a variant: ``all`` and one partial variant
-per factor, merged. Torrc lines of a role concatenate (``all`` first, then
-the factors in order); any other key set by two parts, a consensus
+Each combination of levels (in some grid, if ``grids`` are given, and in
+no exclusion; a grid's or an exclusion's factor names one level or a list)
+is a variant: ``all`` and one partial variant per factor, merged. A twin
+is a matrix variant with one more change and one more factor's level.
+Torrc lines of a role concatenate (``all`` first, then the factors in
+order); any other key set by two parts, a consensus
 parameter among them, is an error. Each variant carries its levels under
 ``factors``, so analyses read them instead of parsing names.
 
@@ -41,7 +47,10 @@ FACTORS = "factors"  # a variant's key holding its levels
 _PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 _LEVEL = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 _MATRIX_KEYS = ("name", "factors")
-_MATRIX_OPTIONAL = ("description", "all", "exclude")
+# A twin's own keys; the rest is the change it makes (torrc, consensus...).
+_TWIN_KEYS = ("of", "name", "factors", "descriptions")
+_TWIN_OPTIONAL = ("descriptions", "tor", "torrc", "consensus", "clients", "topology", "expect")
+_MATRIX_OPTIONAL = ("description", "all", "grids", "exclude", "twins")
 
 
 def _merge(parts: list[tuple[Where, dict[str, Any]]]) -> dict[str, Any]:
@@ -123,12 +132,15 @@ def expand_matrix(value: Any, where: Where) -> dict[str, dict[str, Any]]:
     common = body.get("all") or {}
     if not isinstance(common, dict):
         raise where.child("all").error("expected a partial variant given to every variant")
-    excluded = _exclusions(body.get("exclude"), where.child("exclude"), factors)
+    excluded = _selections(body.get("exclude"), where.child("exclude"), factors, "to leave out")
+    grids = _selections(body.get("grids"), where.child("grids"), factors, "grids")
     description = body.get("description")
     variants: dict[str, dict[str, Any]] = {}
     for combination in itertools.product(*(factors[f].items() for f in factors)):
         levels = {f: level for f, (level, _) in zip(factors, combination, strict=True)}
-        if any(all(levels[f] == lv for f, lv in rule.items()) for rule in excluded):
+        if grids and not any(_holds(grid, levels) for grid in grids):
+            continue  # in no grid of the union
+        if any(_holds(rule, levels) for rule in excluded):
             continue
         parts = [(where.child("all"), common)] + [
             (fw.child(f"{f}.{level}"), part)
@@ -143,33 +155,85 @@ def expand_matrix(value: Any, where: Where) -> dict[str, dict[str, Any]]:
             variant["description"] = _fill(str(description), texts, where.child("description"))
         variant[FACTORS] = levels
         variants[_fill(name_pattern, levels, nw)] = variant
-    return variants
+    return variants | _twins(body.get("twins"), where.child("twins"), factors, variants)
 
 
-def _exclusions(
-    value: Any, where: Where, factors: dict[str, dict[str, Any]]
-) -> list[dict[str, str]]:
+def _twins(
+    value: Any,
+    where: Where,
+    factors: dict[str, dict[str, Any]],
+    variants: dict[str, dict[str, Any]],
+) -> dict[str, dict[str, Any]]:
+    """The twins of matrix variants: each the variant with one more change
+    (a partial variant, merged as a level is) and one more level."""
+    if value is None:
+        return {}
+    if not isinstance(value, list):
+        raise where.error("expected a list of twins {of, name, factors, ...}")
+    twins: dict[str, dict[str, Any]] = {}
+    for i, item in enumerate(value):
+        w = where.child(i)
+        body = _mapping(item, w, ("of", "name", "factors"), _TWIN_OPTIONAL)
+        of = body["of"] if isinstance(body["of"], list) else [body["of"]]
+        selections = [_selection(s, w.child("of").child(j), factors) for j, s in enumerate(of)]
+        extra = body["factors"]
+        if not isinstance(extra, dict) or not extra or set(extra) & set(factors):
+            raise w.child("factors").error(
+                f"expected a mapping of new factors (not {list(factors)}) to the twins' levels"
+            )
+        change = {k: v for k, v in body.items() if k not in _TWIN_KEYS}
+        texts = body.get("descriptions") or {}
+        for selection in selections:
+            for name, base in variants.items():
+                if not _holds(selection, base[FACTORS]):
+                    continue
+                twin = _merge([(w.child("of"), _setting(base)), (w, change)])
+                twin["description"] = str(texts.get(name, base.get("description", "")))
+                twin[FACTORS] = {**base[FACTORS], **{str(k): str(v) for k, v in extra.items()}}
+                twins[_fill(str(body["name"]), {"name": name}, w.child("name"))] = twin
+    return twins
+
+
+def _setting(variant: dict[str, Any]) -> dict[str, Any]:
+    """A matrix variant's keys but its labels."""
+    return {k: v for k, v in variant.items() if k not in (FACTORS, "description")}
+
+
+def _selection(value: Any, where: Where, factors: dict[str, dict[str, Any]]) -> dict[str, set[str]]:
+    """A ``{factor: level or [levels]}`` mapping (a grid, an exclusion, a
+    twin's ``of``), checked against the matrix's factors."""
+    if not isinstance(value, dict) or not value:
+        raise where.error("expected a mapping of factor to a level or a list of levels")
+    chosen = {}
+    for factor, given in value.items():
+        w = where.child(str(factor))
+        if factor not in factors:
+            raise w.error(f"unknown factor (factors: {list(factors)})")
+        levels = given if isinstance(given, list) else [given]
+        if not levels:
+            raise w.error(f"expected a level of {factor!r} or a non-empty list of them")
+        for level in levels:
+            if not isinstance(level, str) or level not in factors[factor]:
+                known = list(factors[factor])
+                raise w.error(f"unknown level {level!r} of factor {factor!r} (levels: {known})")
+        chosen[str(factor)] = {str(lv) for lv in levels}
+    return chosen
+
+
+def _selections(
+    value: Any, where: Where, factors: dict[str, dict[str, Any]], what: str
+) -> list[dict[str, set[str]]]:
+    """A list of selections (see _selection); ``what`` says what one is for."""
     if value is None:
         return []
     if not isinstance(value, list):
-        raise where.error("expected a list of {factor: level} combinations to leave out")
-    rules = []
-    for i, rule in enumerate(value):
-        w = where.child(i)
-        if not isinstance(rule, dict) or not rule:
-            raise w.error("expected a mapping of factor to level")
-        for factor, level in rule.items():
-            if not isinstance(level, str):
-                raise w.child(str(factor)).error(
-                    f"expected one level's name, not {level!r} (one rule per level)"
-                )
-            if factor not in factors or level not in factors[factor]:
-                raise w.child(str(factor)).error(
-                    f"unknown factor or level (factors: "
-                    f"{ {f: list(levels) for f, levels in factors.items()} })"
-                )
-        rules.append({str(f): str(lv) for f, lv in rule.items()})
-    return rules
+        raise where.error(f"expected a list of {{factor: level or [levels]}} {what}")
+    return [_selection(item, where.child(i), factors) for i, item in enumerate(value)]
+
+
+def _holds(selection: dict[str, set[str]], levels: dict[str, str]) -> bool:
+    """Whether a combination of ``levels`` is one the selection names."""
+    return all(levels[f] in chosen for f, chosen in selection.items())
 
 
 def _factor_of(value: dict[str, Any], where: Where, variants: dict[str, dict[str, Any]]) -> str:

@@ -15,14 +15,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from runner.errors import SpecError
 from runner.params import Where, check_params
 from runner.spec.checks import parse_checks
 from runner.spec.claims import ClaimsLedger, check_ledger, parse_ledger
+from runner.spec.compose import resolve_extends
 from runner.spec.expect import ExpectKey
 from runner.spec.hypotheses import Hypothesis, parse_hypotheses
+from runner.spec.hypothesis_forms import expand_hypotheses
 from runner.spec.keys import check_name, mapping_of, simple_values
 from runner.spec.matrix import expand_spec
 from runner.spec.measured import check_references
@@ -37,15 +37,11 @@ from runner.spec.model import (
 )
 from runner.spec.network import parse_network
 from runner.spec.own_name import check_own_name
+from runner.spec.read import read_spec_yaml
 from runner.spec.seeds import parse_seeds
 from runner.spec.variants import parse_new_params, parse_variants
 from runner.units import human_size
 from workloads.models import MODELS
-
-MAX_SPEC_BYTES = 1 << 20
-# Far above any real spec (the largest here has a few thousand values), far
-# below what a nest of aliases can make of a few lines.
-MAX_SPEC_VALUES = 100_000
 
 
 def parse_spec(
@@ -55,6 +51,8 @@ def parse_spec(
     the keys a variant's ``expect:`` may give (the registered experiments',
     runner.experiments.load_spec passes them)."""
     top = Where(path, "")
+    data = resolve_extends(data, path)  # a no-op where load_spec_file resolved it
+    data = expand_hypotheses(data, path)  # defaults, figures named once
     data = expand_spec(data, path)  # a matrix of factors, written out as variants
     body = mapping_of(Spec, data, top, extra=(NEW_CONSENSUS_PARAMS,))
     name = check_name(body["name"], top.child("name"))
@@ -241,47 +239,23 @@ def _check_size(
 
 
 def load_spec_file(path: Path, expect_keys: Sequence[ExpectKey] = ()) -> Spec:
-    """Read and validate the spec at ``path``; SpecError on any problem."""
+    """Read and validate the spec at ``path`` (and the spec it extends); SpecError
+    on any problem."""
     shown = str(path)
     if not path.is_file():
         raise SpecError(shown, "(file)", "no such spec file")
-    text = path.read_bytes()
-    if len(text) > MAX_SPEC_BYTES:
-        raise SpecError(shown, "(file)", f"expected a spec of at most {MAX_SPEC_BYTES} bytes")
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        if node is not None and _expanded_size(node, {}) > MAX_SPEC_VALUES:
-            raise SpecError(
-                shown,
-                "(file)",
-                f"expected at most {MAX_SPEC_VALUES} values once YAML aliases are expanded "
-                "(aliases nested in aliases multiply)",
-            )
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else "(file)"
-        raise SpecError(
-            shown, where, f"expected valid YAML ({getattr(exc, 'problem', exc)})"
-        ) from None
+    data = resolve_extends(read_spec_yaml(path), shown)
     spec = parse_spec(data, shown, content_sha256(data), expect_keys)
     check_own_name(path, spec.name)
     return spec
 
 
-def _expanded_size(node: yaml.Node, seen: dict[int, int]) -> int:
-    """How many values ``node`` stands for with every alias written out:
-    counted once per node (aliases share their node), so never expanded."""
-    if id(node) in seen:
-        return seen[id(node)]
-    seen[id(node)] = 1  # a node that contains itself counts once
-    size = 1
-    if isinstance(node, yaml.SequenceNode):
-        size += sum(_expanded_size(child, seen) for child in node.value)
-    elif isinstance(node, yaml.MappingNode):
-        size += sum(_expanded_size(k, seen) + _expanded_size(v, seen) for k, v in node.value)
-    seen[id(node)] = size
-    return size
+def spec_data(path: Path) -> Any:
+    """The data of the spec file at ``path`` as the parser reads it: the spec
+    it extends merged in, its hypotheses a list, each with its defaults and
+    figures (a matrix is kept). For tests and tools that change a config."""
+    data = resolve_extends(read_spec_yaml(path), str(path))
+    return expand_hypotheses(data, str(path))
 
 
 def content_sha256(data: Any) -> str:
