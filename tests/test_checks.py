@@ -84,6 +84,12 @@ NOT_FAILURES = {
     ("runner/execute/run.py", "{}/seed-{}: its checks failed; running it again"),
     ("runner/execute/run.py", "  {}/seed-{}: {} changed"),
     ("runner/analyses/measured_params.py", "{}/seed-{}: no {} client completed a transfer"),
+    # The run store's refusals: what cannot be stored or imported, not checks.
+    ("runner/tables/store.py", "{}/seed-{}: no identity recorded: cannot store"),
+    (
+        "runner/tables/store_import.py",
+        "{}: {}/seed-{}: its tables differ from those of the same identity in {}",
+    ),
 }
 # How failures were written before they were records.
 AS_TEXT = re.compile(r"/seed-\{\}.*: ")

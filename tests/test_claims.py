@@ -396,7 +396,7 @@ def test_runner_claims_reads_the_local_backends_answers_too(tmp_path: Path) -> N
     page = _claims_page(tmp_path, results)
     assert f"Results: `{local / 'answers.json'}`." in page
     assert (
-        "| -28.3% [-90.0, +124.0] (α = 2.5%, look 1, t = 7.16) | undetermined (5 seeds) | yes |"
+        "| -28.3% [-67.8, +60.0] (α = 5%, look 1, t = 5.05) | undetermined (5 seeds) | yes |"
         in page
     )
     (local / "answers.json").write_text("{not json")

@@ -19,7 +19,10 @@ WHERE = Where("spec.yaml", "here")
 
 def test_a_mapping_s_keys_come_from_its_fields_the_required_first() -> None:
     assert keys_of(model.Duration) == (("bootstrap", "measure"), ("local_measure",))
-    assert keys_of(model.SeedRounds) == (("max",), ("min", "step", "later"))
+    assert keys_of(model.SeedRounds) == (
+        ("max",),
+        ("min", "step", "later", "first", "decide_from", "skew"),
+    )
     # A field may be given under another name; fields of no key are left out.
     assert keys_of(model.CrossTraffic) == (("relays", "flows"), ("size", "direction"))
     assert keys_of(model.Workload) == (("model",), ("params",))
