@@ -137,3 +137,29 @@ def test_scaling_times_a_run_alone_by_keeping_the_variants_named() -> None:
     assert [v.name for v in alone.variants] == [first]
     with pytest.raises(ValueError, match="no variant nosuch"):
         only_variants(spec, ["nosuch"])
+
+
+def test_a_second_runner_keeps_off_the_cpus_another_has_claimed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from runner.execute.cpu_claims import CLAIMS_ENV, claimed_cpus, holder
+    from runner.execute.cpus import OFF, OWN_CPUS, Placement, without
+
+    monkeypatch.setenv(CLAIMS_ENV, str(tmp_path))
+    with claimed_cpus([0, 1]) as (mine, taken):
+        assert (mine, taken) == ([0, 1], [])
+        assert holder(0) == str(os.getpid())
+        # Another runner (another open file: flock locks are per open file).
+        with claimed_cpus([0, 1, 2, 3]) as (second, held):
+            assert (second, held) == ([2, 3], [0, 1])
+            asked = Placement(4, 1, OWN_CPUS, (0, 1, 2, 3))
+            placed = without(asked, held, "pid 1")
+            assert (placed.jobs, placed.cpus, placed.pinning) == (2, (2, 3), OWN_CPUS)
+            assert "pinned by another runner" in placed.note
+        # None left: unpinned, saying so.
+        with claimed_cpus([0, 1]) as (none, held):
+            assert none == [] and held == [0, 1]
+            assert without(Placement(2, 1, OWN_CPUS, (0, 1)), held, "pid 1").pinning == OFF
+    # Released when the first runner's pool ends.
+    with claimed_cpus([0, 1]) as (again, held):
+        assert again == [0, 1] and held == []

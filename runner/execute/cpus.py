@@ -90,6 +90,25 @@ def choose_placement(
     return Placement(jobs, threads, pinning, tuple(cpus), note)
 
 
+def without(placement: Placement, taken: list[int], holders: str) -> Placement:
+    """``placement`` kept off the CPUs ``taken`` by other runners (pinned
+    there by ``holders``): its runs pinned to the CPUs left, fewer at once
+    where fewer are left, or unpinned where none is."""
+    free = tuple(c for c in placement.cpus if c not in taken)
+    where = f"CPUs {', '.join(map(str, taken))} are pinned by another runner ({holders})"
+    if not free:
+        return Placement(
+            placement.jobs,
+            placement.threads,
+            OFF,
+            placement.cpus,
+            f"{where}: this one runs unpinned beside it",
+        )
+    threads = min(placement.threads, len(free))
+    jobs = max(1, min(placement.jobs, len(free) // threads))
+    return Placement(jobs, threads, placement.pinning, free, f"{where}: this one pins to the rest")
+
+
 class CpuSlots:
     """Hands each concurrent run its own CPUs for as long as it runs."""
 

@@ -16,12 +16,14 @@ import sys
 import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
 from runner.errors import PrerequisiteError, RunError
-from runner.execute.cpus import OFF, OWN_CPUS, CpuSlots, Placement, usable_cpus
+from runner.execute.cpu_claims import claimed_cpus, holder
+from runner.execute.cpus import OFF, OWN_CPUS, CpuSlots, Placement, usable_cpus, without
 from runner.execute.executions import execution
 from runner.execute.generation import Generate, Generators, in_this_process
 from runner.execute.local import run as local_run
@@ -387,11 +389,17 @@ def run_experiment(
     # Variants that measure parameters from other runs go after those runs.
     first = [t for t in todo if not spec.variant(t.variant).consensus_from]
     then = [t for t in todo if spec.variant(t.variant).consensus_from]
-    with Progress(len(todo)) as progress:
+    with Progress(len(todo)) as progress, ExitStack() as claims:
         if executor is not None:
             print(f"executor: {executor.describe()}")
         else:
             placement = plan_placement(spec, backend, len(todo), jobs, threads, pinning)
+            if placement.pinning == OWN_CPUS:
+                # Held while the pool runs: no other runner pins onto these CPUs.
+                mine, taken = claims.enter_context(claimed_cpus(list(placement.cpus)))
+                if taken:
+                    holders = ", ".join(sorted({holder(c) or "?" for c in taken}))
+                    placement = without(placement, taken, f"pid {holders}")
             print(f"placement: {placement.describe(simulated=backend.simulated)}")
             tools = tools or resolve_tools(spec, backend)
         for wave, measures in ((first, False), (then, True)):
