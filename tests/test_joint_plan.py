@@ -182,7 +182,7 @@ def test_the_pilots_plan_says_what_its_rule_decides_all_together(pilot_plan: Pla
     assert low < high
     assert (
         f"a fixed-size design needs {configured.seeds_point} seeds to decide each hypothesis "
-        "with 80% probability at the pilot's figures" in text
+        "the rounds wait for with 80% probability at the pilot's figures" in text
     )
     assert f"it needs {low} to {high if high <= 1000 else '> 1000'} seeds (an 80% interval)" in text
     assert "80% probability each" not in text

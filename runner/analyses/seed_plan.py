@@ -411,12 +411,18 @@ class Prediction:
     # fixed_seeds), over what the pilot leaves unknown (seeds_needed_interval);
     # None where not worked out (only the first design has it).
     seeds_interval: tuple[int, int] | None = None
+    # The hypotheses the rounds wait for (rounds_wait_for); empty: every one.
+    waited: frozenset[str] = frozenset()
 
     @property
     def seeds_point(self) -> int | None:
-        """The seeds a fixed-size design needs to decide each hypothesis with
-        80% probability, at the pilot's figures: the largest of fixed_seeds."""
-        return max(self.fixed_seeds.values()) if self.fixed_seeds else None
+        """The seeds a fixed-size design needs to decide each hypothesis the
+        rounds wait for with 80% probability, at the pilot's figures: the
+        largest of their fixed_seeds."""
+        found = [
+            n for name, n in self.fixed_seeds.items() if not self.waited or name in self.waited
+        ]
+        return max(found) if found else None
 
     def wall_hours(self, cores: int, variants: int, seeds: float) -> float:
         """Wall hours on ``cores`` cores, one run per core at a time."""
@@ -590,6 +596,7 @@ def predict(
                 seeds_needed_interval(spreads, hypotheses, alt, reading=reading)
                 if index == 0
                 else None,
+                frozenset(rounds_wait_for(hypotheses)),
             )
         )
     return found
@@ -597,6 +604,13 @@ def predict(
 
 INTERVAL_DRAWS = 1000  # draws of the pilot's unknowns: the interval's ends to a few percent
 INTERVAL = (0.1, 0.9)  # an 80% interval
+
+
+def rounds_wait_for(hypotheses: Sequence[Hypothesis]) -> set[str]:
+    """The names of the hypotheses the rounds wait for: the confirmatory
+    ones, or every one where none is."""
+    confirmatory = {h.name for h in hypotheses if family(h) == CONFIRMATORY}
+    return confirmatory or {h.name for h in hypotheses}
 
 
 def seeds_needed_interval(
@@ -607,7 +621,8 @@ def seeds_needed_interval(
     reading: Reading = DEFAULT_READING,
 ) -> tuple[int, int] | None:
     """An 80% interval on the seeds a fixed-size design ``alt`` needs to
-    decide every hypothesis, for what the pilot's few seeds leave unknown of
+    decide every hypothesis the rounds wait for (the confirmatory ones, or
+    all where none is), for what the pilot's few seeds leave unknown of
     each change and spread; None with no hypothesis to draw.
 
     The seeds needed are the largest over hypotheses of the seeds a
@@ -633,8 +648,11 @@ def seeds_needed_interval(
     pilots = rng.standard_normal((draws, most, len(names))) @ lower.T
     errors = rng.standard_normal((draws, len(names))) @ lower.T
     needed = np.zeros(draws, dtype=int)
+    waited = rounds_wait_for(hypotheses)
     for j, name in enumerate(names):
         s, h = spreads[name], by_name[name]
+        if h.name not in waited:
+            continue
         pilot = pilots[:, : s.seeds, j]
         squares = ((pilot - pilot.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
         factor = (s.seeds - 1) / squares  # (n - 1) / chi2(n - 1)

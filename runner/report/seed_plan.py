@@ -253,9 +253,10 @@ def uncertainty_text(p: Prediction, pilot_seeds: int) -> list[str]:
     return [
         f"How sure these seeds are: {pilot_seeds} pilot seeds tell each change and spread only "
         f"roughly. {_design_name(p)}, a fixed-size design needs {_seeds(p.seeds_point)} seeds "
-        f"to decide each hypothesis with {PROBABILITY:.0%} probability at the pilot's figures "
-        "(the largest seeds to decide above); drawing each change and spread from what the "
-        f"pilot's seeds allow, it needs {_seeds(low)} to {_seeds(high)} seeds (an "
+        f"to decide each hypothesis the rounds wait for with {PROBABILITY:.0%} probability at "
+        "the pilot's figures (the largest of their seeds to decide above); drawing each "
+        "change and spread from what the pilot's seeds allow, it needs "
+        f"{_seeds(low)} to {_seeds(high)} seeds (an "
         f"{INTERVAL[1] - INTERVAL[0]:.0%} interval).{hopeful} The M, expected seeds and costs "
         "below rest on the pilot's figures and are as uncertain."
     ]
