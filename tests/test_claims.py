@@ -396,8 +396,8 @@ def test_runner_claims_reads_the_local_backends_answers_too(tmp_path: Path) -> N
     page = _claims_page(tmp_path, results)
     assert f"Results: `{local / 'answers.json'}`." in page
     assert (
-        "| -28.3% [-67.8, +60.0] (α = 5%, look 1, t = 5.05) | undetermined (5 seeds) | yes |"
-        in page
+        "| -28.3% [-67.8, +60.0] (α = 5%, look 1, t = 5.05) | undetermined (5 seeds) "
+        "(exploratory) | yes |" in page
     )
     (local / "answers.json").write_text("{not json")
     (tmp_path / "docs" / "claims.md").unlink()  # nothing published to keep
@@ -413,7 +413,7 @@ def test_runner_claims_keeps_published_results_an_experiment_lacks_here(
     compare(spec, layout, ANALYSES)
     published = _claims_page(tmp_path, results)
     conflux = published.split("## conflux-small\n")[1]
-    assert "| undetermined (5 seeds) | yes |" in conflux
+    assert "| undetermined (5 seeds) (exploratory) | yes |" in conflux
     plot = (tmp_path / "docs" / "claims.svg").read_text()
     # A clone that has run only ci-small: no conflux-small answers here.
     shutil.rmtree(layout.experiment_dir)

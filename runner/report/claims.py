@@ -63,7 +63,12 @@ def _verdict(record: dict[str, Any]) -> str:
     few seeds (2)"."""
     seeds = int(record.get("seeds") or 0)
     word = verdict_word(record)
-    return f"{word} ({seeds})" if word == TOO_FEW else f"{word} ({seeds} seeds)"
+    if word == TOO_FEW:
+        return f"{word} ({seeds})"
+    if record.get("futile"):
+        word += ", futile"
+    outside = " (exploratory)" if record.get("family") == "exploratory" else ""
+    return f"{word} ({seeds} seeds){outside}"
 
 
 def _inside(claim: dict[str, Any]) -> str:
@@ -82,6 +87,9 @@ def reading_text(record: dict[str, Any]) -> str:
     parts = [what]
     if record.get("size_bytes"):
         parts.append(human_size(int(record["size_bytes"])))
+    if record.get("sizes_bytes"):
+        sizes = ", ".join(human_size(int(size)) for size in record["sizes_bytes"])
+        parts.append(f"pooled over {sizes}")
     if record.get("contrast"):
         parts.append(f"{record.get('class')} over {record['contrast']}")
     if record.get("interaction"):

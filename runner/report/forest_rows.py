@@ -79,6 +79,7 @@ def record_rows(records: Sequence[dict[str, Any]]) -> list[ForestRow]:
 _PAPER = re.compile(r": ([+-]?[\d,.]+)%")
 _PROJECT = re.compile(r"^([+-]?[\d,.]+)%(?: \[([+-]?[\d,.]+), ([+-]?[\d,.]+)\])?")
 _SEEDS = re.compile(r"\((\d+)(?: seeds?)?\)")
+_NOTES = re.compile(r", futile|\s*\(exploratory\)")
 _COLUMNS = {"claim": 0, "hypothesis": 2, "paper": 4, "project": 5, "verdict": 6}
 
 
@@ -89,7 +90,8 @@ def _fraction(text: str | None) -> float | None:
 def _table_row(cells: list[str]) -> ForestRow:
     paper = _PAPER.search(cells[_COLUMNS["paper"]])
     project = _PROJECT.match(cells[_COLUMNS["project"]])
-    verdict = cells[_COLUMNS["verdict"]]
+    # The table's notes beside a verdict (the claims table, runner/report/claims.py).
+    verdict = _NOTES.sub("", cells[_COLUMNS["verdict"]])
     if cells[_COLUMNS["project"]] == NOT_RUN:
         verdict = NOT_RUN
     seeds = _SEEDS.search(verdict)
