@@ -87,7 +87,10 @@ def test_two_fresh_results_folders_give_the_same_transfers(
     data["baseline"] = "conflux-off"
     data.pop("hypotheses")
     data.pop("claims", None)  # the claims they tested
-    spec = tmp_path / "one-variant.yaml"
+    # A folder of its own: beside the short ci-small.yaml, a spec that keeps
+    # `name: ci-small` is refused as a copy (runner.spec.own_name).
+    spec = tmp_path / "one" / "one-variant.yaml"
+    spec.parent.mkdir()
     spec.write_text(yaml.safe_dump(data, sort_keys=False))
     tables = []
     for name in ("first", "second"):
