@@ -379,7 +379,7 @@ def cmd_campaign(args: argparse.Namespace) -> int:
     from runner.experiment.campaign_run import campaign
 
     if args.budget <= 0:
-        print(f"error: --budget {args.budget}: expected CPU-hours above 0", file=sys.stderr)
+        Console().err(f"error: --budget {args.budget}: expected CPU-hours above 0")
         return 2
     specs = args.specs or sorted(str(p) for p in Path(args.configs).glob("*.yaml"))
     options = _run_options(args)
