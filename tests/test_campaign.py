@@ -13,6 +13,7 @@ import runner.experiments
 from runner.experiment import Experiment, RunOptions
 from runner.experiment.campaign import (
     OpenClaim,
+    Seeds,
     Step,
     choose_steps,
     cpu_per_variant,
@@ -54,7 +55,7 @@ def test_the_choice_favours_claims_near_a_verdict_per_cpu_hour() -> None:
         "b": [claim("b", "B1", 2, 30, "x", "y")],
     }
     cpu = {"a": {"": 600.0, "new": 600.0, "old": 600.0}, "b": {"": 900.0}}
-    steps = choose_steps(claims, cpu, {"a": 6, "b": 3}, budget_s=HOUR)
+    steps = choose_steps(claims, cpu, {"a": Seeds((), 6), "b": Seeds((), 3)}, budget_s=HOUR)
     assert [s.experiment for s in steps][:1] == ["a"]
     assert steps[0].seed == 6 and steps[0].variants == ("new", "old")
     assert steps[0].cpu_s == 1200.0 and steps[0].claims == ("A1",)
@@ -64,8 +65,34 @@ def test_the_choice_favours_claims_near_a_verdict_per_cpu_hour() -> None:
 
 
 def test_an_experiment_with_no_recorded_cpu_is_left_out() -> None:
-    steps = choose_steps({"a": [claim("a", "A1", 2, 9, "n", "o")]}, {"a": {}}, {"a": 3}, HOUR)
+    steps = choose_steps(
+        {"a": [claim("a", "A1", 2, 9, "n", "o")]}, {"a": {}}, {"a": Seeds((), 3)}, HOUR
+    )
     assert steps == []
+
+
+def test_a_part_run_round_is_filled_in_order_before_a_new_seed() -> None:
+    # Seeds 1-4 have n and o, 5 has n only, 6-7 nothing; m is new at every seed.
+    present = {s: {"n", "o"} for s in range(1, 5)} | {5: {"n"}}
+    seeds = Seeds(tuple(range(1, 8)), 8, present)
+    claims = {
+        "a": [
+            claim("a", "new-m", 0, 3, "m", "n"),  # m runs nowhere yet
+            claim("a", "o-vs-n", 4, 9, "o", "n"),
+        ]
+    }
+    cpu = {"a": {"": 100.0, "m": 10.0, "n": 100.0, "o": 100.0}}
+    steps = choose_steps(claims, cpu, {"a": seeds}, budget_s=1000.0)
+    got = [(s.seed, s.variants, s.claims) for s in steps]
+    assert got[:4] == [
+        (1, ("m",), ("new-m",)),  # only the missing variant, at the design's first seed
+        (2, ("m",), ("new-m",)),
+        (3, ("m",), ("new-m",)),  # new-m has its 3 seeds: o-vs-n goes on alone
+        (5, ("o",), ("o-vs-n",)),  # 4 has n and o: skipped
+    ]
+    assert got[4] == (6, ("n", "o"), ("o-vs-n",))
+    assert sum(s.cpu_s for s in steps) <= 1000.0
+    assert all(s.seed != 4 for s in steps)
 
 
 def test_the_campaign_stops_before_the_budget_and_says_so() -> None:

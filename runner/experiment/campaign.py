@@ -17,8 +17,9 @@ store, starts from them.
 
 from __future__ import annotations
 
+import itertools
 import statistics
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from runner.analyses.answers import CONFIRMATORY, MIN_INTERVAL_SEEDS, UNDETERMINED, Answer
@@ -98,36 +99,68 @@ def cpu_per_variant(runs: Iterable[RunRow]) -> dict[str, float]:
 
 
 @dataclass
+class Seeds:
+    """Where an experiment's next runs go: the design's own seeds in their
+    order first (a round left part-run is filled before a new seed is
+    drawn), then the seeds after every one taken; and the variants each
+    seed already has (run here or stored), so no run is made twice."""
+
+    design: tuple[int, ...]
+    after: int  # the first seed past every seed taken
+    present: dict[int, set[str]] = field(default_factory=dict)
+
+    def order(self) -> Iterator[int]:
+        yield from sorted(s for s in self.design if s < self.after)
+        yield from itertools.count(self.after)
+
+    def missing(self, seed: int, variants: Iterable[str]) -> set[str]:
+        return set(variants) - self.present.get(seed, set())
+
+
+@dataclass
 class _Experiment:
     """What the choice tracks of one experiment."""
 
     claims: list[OpenClaim]
     cpu: Mapping[str, float]
-    next_seed: int
+    seeds: Seeds
     short: dict[str, int] = field(default_factory=dict)
 
     def step(self, name: str) -> tuple[Step, float] | None:
-        """The next seed's step and its worth per CPU second; None where no claim is short."""
+        """The first seed, in the design's order, that lacks a variant of a
+        claim still short, with the variants it lacks, and its worth per CPU
+        second; None where no claim is short."""
         open_now = [c for c in self.claims if self.short[c.hypothesis] > 0]
         if not open_now:
             return None
-        variants = tuple(sorted({v for c in open_now for v in c.variants}))
+        for seed in self.seeds.order():  # ends: past `after` no seed has a variant
+            advanced = [c for c in open_now if self.seeds.missing(seed, c.variants)]
+            if advanced:
+                break
+        variants = tuple(
+            sorted(set().union(*(self.seeds.missing(seed, c.variants) for c in advanced)))
+        )
         cpu = sum(self.cpu.get(v, self.cpu[""]) for v in variants)
-        worth = sum(1 / self.short[c.hypothesis] for c in open_now)
-        names = tuple(c.hypothesis for c in open_now)
-        return Step(name, self.next_seed, variants, cpu, names), worth / max(cpu, 1e-9)
+        worth = sum(1 / self.short[c.hypothesis] for c in advanced)
+        names = tuple(c.hypothesis for c in advanced)
+        return Step(name, seed, variants, cpu, names), worth / max(cpu, 1e-9)
+
+    def take(self, step: Step) -> None:
+        self.seeds.present.setdefault(step.seed, set()).update(step.variants)
+        for name in step.claims:
+            self.short[name] -= 1
 
 
 def choose_steps(
     claims: Mapping[str, list[OpenClaim]],
     cpu: Mapping[str, Mapping[str, float]],
-    next_seed: Mapping[str, int],
+    seeds: Mapping[str, Seeds],
     budget_s: float,
 ) -> list[Step]:
     """The steps, best worth per CPU first, whose predicted CPU fits the
     budget in all (experiments with no recorded CPU are left out)."""
     state = {
-        name: _Experiment(found, cpu[name], next_seed[name], {c.hypothesis: c.short for c in found})
+        name: _Experiment(found, cpu[name], seeds[name], {c.hypothesis: c.short for c in found})
         for name, found in claims.items()
         if found and cpu.get(name)
     }
@@ -141,10 +174,7 @@ def choose_steps(
         step, _ = max(options, key=lambda o: (o[1], o[0].experiment))
         chosen.append(step)
         left -= step.cpu_s
-        x = state[step.experiment]
-        x.next_seed += 1
-        for name in step.claims:
-            x.short[name] -= 1
+        state[step.experiment].take(step)
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,9 @@ would pass the CPU budget.
 Each experiment's answers are computed as ``analyze`` computes them, from
 its run directories and the run store together, with the seeds stored
 beyond the spec's own (an earlier campaign's, here or on another machine).
-A campaign's new seeds come after every seed the experiment has run or
-stored, so that no seed is run twice.
+A campaign first fills the design's own seeds where a variant its open
+claims read is missing (a round left part-run), then draws new seeds after
+every seed the experiment has run or stored; no run is made twice.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from runner.experiment.campaign import (
     CampaignResult,
     OpenClaim,
+    Seeds,
     Step,
     choose_steps,
     cpu_per_variant,
@@ -47,18 +49,34 @@ class Planned:
     spec: Spec  # with the seeds stored beyond its own
     claims: list[OpenClaim]
     cpu: dict[str, float]  # predicted CPU seconds per variant ("" for any)
-    next_seed: int
+    seeds: Seeds
+
+
+def variants_at_seeds(spec: Spec, layout: Layout) -> dict[int, set[str]]:
+    """The variants each seed has a run of: a run directory here (of any
+    status) or a stored run (of any identity)."""
+    present: dict[int, set[str]] = {}
+    for stored in stored_runs(layout.store_dir):
+        present.setdefault(stored.row.seed, set()).add(stored.row.variant)
+    for variant in spec.variants:
+        folder = layout.run_dir(variant.name, 0).parent
+        if folder.is_dir():
+            for p in folder.iterdir():
+                if m := _SEED_DIR.fullmatch(p.name):
+                    present.setdefault(int(m[1]), set()).add(variant.name)
+    return present
 
 
 def next_free_seed(spec: Spec, layout: Layout) -> int:
     """The first seed after every seed the spec lists, any run directory
     holds and the store holds a run of (of any identity)."""
-    taken = set(spec.seeds) | {s.row.seed for s in stored_runs(layout.store_dir)}
-    for variant in spec.variants:
-        folder = layout.run_dir(variant.name, 0).parent
-        if folder.is_dir():
-            taken |= {int(m[1]) for p in folder.iterdir() if (m := _SEED_DIR.fullmatch(p.name))}
-    return max(taken, default=0) + 1
+    return max(set(spec.seeds) | set(variants_at_seeds(spec, layout)), default=0) + 1
+
+
+def campaign_seeds(spec: Spec, layout: Layout) -> Seeds:
+    """The design's seeds, the first free seed after them, and what each
+    seed already has."""
+    return Seeds(spec.seeds, next_free_seed(spec, layout), variants_at_seeds(spec, layout))
 
 
 def plan_experiment(exp: Experiment, console: Console) -> Planned | None:
@@ -90,7 +108,7 @@ def plan_experiment(exp: Experiment, console: Console) -> Planned | None:
     console.out(f"{name}: open: {opened}")
     if not cpu:
         console.out(f"{name}: no run recorded its CPU: left out (nothing to price a seed by)")
-    return Planned(exp, spec, claims, cpu, next_free_seed(spec, layout))
+    return Planned(exp, spec, claims, cpu, campaign_seeds(spec, layout))
 
 
 def step_cpu(planned: Planned, step: Step) -> float:
@@ -126,7 +144,7 @@ def campaign(
     steps = choose_steps(
         {n: p.claims for n, p in planned.items()},
         {n: p.cpu for n, p in planned.items()},
-        {n: p.next_seed for n, p in planned.items()},
+        {n: p.seeds for n, p in planned.items()},
         budget_s,
     )
     _tell_choice(steps, budget_s, console)
