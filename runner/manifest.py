@@ -56,6 +56,9 @@ HostInfo = TypedDict(
         "network_node_id": int,
         "bandwidth_up_bits": int,
         "bandwidth_down_bits": int,
+        # A measured client's relays in a variant that pins its path:
+        # guards, middles, exits (runner.network.pinned_paths).
+        "pinned_path": dict[str, list[str]],
     },
     total=False,
 )

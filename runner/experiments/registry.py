@@ -25,6 +25,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
     conflux.CONSENSUS,
     sections.LOAD,
     sections.PATHS,
+    sections.PINNED,
     sections.KEEP_UP,
     sections.CPU,
 )

@@ -28,6 +28,7 @@ from runner.network.backends import SHADOW, Backend
 from runner.network.identity import run_identity
 from runner.network.limits import relay_client_limit
 from runner.network.mixing import torrc_sections, variant_plan
+from runner.network.pinned_paths import PinnedPath, pinned_paths, pinned_torrc
 from runner.network.plan import Host, NetworkPlan
 from runner.network.schedule import Process, host_processes
 from runner.network.tor_keys import HostKeys, KeyTools, ensure_keys, install_keys
@@ -111,6 +112,7 @@ def _write_host(
     backend: Backend,
     v3bw_time: int,
     sections: list[str],
+    pinned: list[str],
 ) -> None:
     home = hosts_dir / host.name
     home.mkdir(parents=True)
@@ -130,11 +132,13 @@ def _write_host(
         write_graphml(MODELS[workload.model].build(workload.params, endpoint), home / CLIENT_GRAPH)
         _write_files(home, workload_files(spec, workload.name))
     (home / "torrc-defaults").write_text(host_defaults(host))
-    (home / "torrc").write_text(
-        host_torrc(
-            host, ports, variant, backend.socks_bind(host), sections, backend.outbound_bind()
-        )
+    torrc = host_torrc(
+        host, ports, variant, backend.socks_bind(host), sections, backend.outbound_bind()
     )
+    if pinned:
+        torrc += f"# pinned path ({variant.pinned_path} legs): runner.network.pinned_paths\n"
+        torrc += "".join(f"{line}\n" for line in pinned)
+    (home / "torrc").write_text(torrc)
     cross = cross_flows(spec, variant, host)
     if cross:
         assert spec.network.cross_traffic is not None
@@ -215,9 +219,12 @@ def _client_limit(host: Host, variant: Variant, sections: list[str]) -> dict[str
 
 
 def host_records(
-    plan: NetworkPlan, variant: Variant, sections: dict[str, list[str]]
+    plan: NetworkPlan,
+    variant: Variant,
+    sections: dict[str, list[str]],
+    pinned: dict[str, PinnedPath] | None = None,
 ) -> dict[str, HostInfo]:
-    return {
+    records: dict[str, HostInfo] = {
         h.name: {
             "role": h.role,
             "class": h.cls,
@@ -239,6 +246,13 @@ def host_records(
         }
         for h in plan.hosts
     }
+    for name, path in (pinned or {}).items():
+        records[name]["pinned_path"] = {
+            "guards": list(path.guards),
+            "middles": list(path.middles),
+            "exits": list(path.exits),
+        }
+    return records
 
 
 def generate_run(
@@ -307,6 +321,11 @@ def _write_network(
         backend.server_port(spec.network.servers.port),
     )
     hosts_dir = work / SHADOW_TEMPLATE / "hosts"
+    fingerprints = {name: k.fingerprint for name, k in keys.items()}
+    pinned = {
+        name: pinned_torrc(path, fingerprints)
+        for name, path in pinned_paths(spec, variant, plan).items()
+    }
     for host in plan.hosts:
         _write_host(
             hosts_dir,
@@ -319,6 +338,7 @@ def _write_network(
             backend,
             v3bw_time,
             sections.get(host.name, []),
+            pinned.get(host.name, []),
         )
     tor_homes = [hosts_dir / h.name for h in plan.hosts if h.runs_tor]
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -387,7 +407,7 @@ def _record(
         versions=tools.versions,
         programs=programs,
         command=command,
-        hosts=host_records(plan, variant, sections),
+        hosts=host_records(plan, variant, sections, pinned_paths(spec, variant, plan)),
         generate_s=generate_s,
         rule=rule_fingerprint(spec),
     )

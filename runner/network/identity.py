@@ -16,14 +16,17 @@ from dataclasses import fields, is_dataclass
 from typing import Any
 
 from runner.network.backends import Backend
-from runner.spec.model import RelayGroup, Spec, Variant
+from runner.spec.model import LEFT_OUT_WHILE_EMPTY, RelayGroup, Spec, Variant
 
 TOOLS_PART = "tools"
 # Variant fields that name or describe a variant and change nothing in a run.
 _VARIANT_LABELS = ("name", "description", "factors")
 # Fields added after runs were made: left out of a fingerprint while empty,
 # so that the runs of specs that do not give them keep their identity.
-_LEFT_OUT_EMPTY: dict[type, tuple[str, ...]] = {RelayGroup: ("bandwidth_of",)}
+_LEFT_OUT_EMPTY: dict[type, tuple[str, ...]] = {
+    RelayGroup: ("bandwidth_of",),
+    **LEFT_OUT_WHILE_EMPTY,
+}
 
 
 def _canonical(value: Any) -> Any:
@@ -62,8 +65,12 @@ def _variant(variant: Variant) -> dict[str, Any]:
     """What the variant sets; consensus parameters it measures are left to
     the runs they are measured from (``measured_from``), so the same run
     has one identity before and after its parameters are measured."""
+    left_out = _LEFT_OUT_EMPTY[Variant]
     settings = {
-        f.name: getattr(variant, f.name) for f in fields(variant) if f.name not in _VARIANT_LABELS
+        f.name: getattr(variant, f.name)
+        for f in fields(variant)
+        if f.name not in _VARIANT_LABELS
+        and not (f.name in left_out and not getattr(variant, f.name))
     }
     settings["consensus"] = {
         k: v for k, v in variant.consensus.items() if k not in variant.consensus_from

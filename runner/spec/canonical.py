@@ -11,7 +11,7 @@ import json
 from dataclasses import fields, is_dataclass
 from typing import Any
 
-from runner.spec.model import Spec
+from runner.spec.model import LEFT_OUT_WHILE_EMPTY, Spec
 
 # Where the spec was read from and its raw data: how it is written, not what it says.
 _LEFT_OUT = ("path", "sha256", "raw")
@@ -32,7 +32,12 @@ def _plain(value: Any) -> Any:
     lists, mapping keys of any type (a topology's latencies are keyed by
     pairs of regions) as JSON text."""
     if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+        left_out = LEFT_OUT_WHILE_EMPTY.get(type(value), ())
+        return {
+            f.name: _plain(getattr(value, f.name))
+            for f in fields(value)
+            if not (f.name in left_out and not getattr(value, f.name))
+        }
     if isinstance(value, dict):
         return {_key(_plain(k)): _plain(v) for k, v in value.items()}
     if isinstance(value, set | frozenset):

@@ -189,6 +189,10 @@ class Variant:
     # The topology the variant runs on, when its ``topology:`` changes the
     # network's parameters (loss on a link as a factor); None: the network's.
     topology: Topology | None = yaml_key(default=None)
+    # Each measured client held to the first this many guards and middles
+    # (and the first exit) of one draw per seed and client, the same in
+    # every variant (runner.network.pinned_paths); 0: tor draws its paths.
+    pinned_path: int = yaml_key(Param("int", default=0, minimum=0, maximum=8))
     # The variant's level of each factor, when it comes from a matrix
     # (runner.spec.matrix writes them).
     factors: dict[str, str] = yaml_key(default_factory=dict)
@@ -197,6 +201,12 @@ class Variant:
         """The lines a client of class ``cls`` (one that runs no relay) gets,
         in its torrc's order."""
         return tuple(line for part in client_sections(cls) for line in self.torrc.get(part, ()))
+
+
+# Fields added after runs and snapshots were made: left out of a run's
+# identity and a spec's canonical form while empty, so that specs that do
+# not give them keep both (runner.network.identity, runner.spec.canonical).
+LEFT_OUT_WHILE_EMPTY: dict[type, tuple[str, ...]] = {Variant: ("pinned_path",)}
 
 
 def client_sections(cls: str) -> list[str]:
