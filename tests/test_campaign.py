@@ -238,3 +238,17 @@ def test_a_budget_too_small_for_any_step_runs_nothing(
     )
     assert result.ran == [] and made == []
     assert any(line.startswith("campaign: no step fits 0.01 CPU-h") for line in lines)
+
+
+def test_a_failed_run_is_run_again_and_a_complete_one_is_not(tmp_path: Path) -> None:
+    from runner.experiment.campaign_run import variants_at_seeds
+
+    spec = fixture_spec(PILOT)
+    layout = Layout(tmp_path, spec.name)
+    for status, seed in (("complete", 41), ("failed", 42), ("generated", 43)):
+        run_dir = layout.run_dir("plain", seed)
+        run_dir.mkdir(parents=True)
+        write_manifest(run_dir, {"variant": "plain", "seed": seed, "status": status})
+    present = variants_at_seeds(spec, layout)
+    assert present.get(41) == {"plain"} and present.get(43) == {"plain"}  # done, under way
+    assert 42 not in present  # a simulation that stopped: its seed is free again

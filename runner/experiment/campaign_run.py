@@ -33,7 +33,7 @@ from runner.experiment.console import Console
 from runner.experiment.experiment import Experiment
 from runner.experiment.options import RunOptions
 from runner.layout import Layout
-from runner.manifest import read_run_if_any
+from runner.manifest import STATUS_FAILED, read_run_if_any, run_status
 from runner.spec.model import Spec
 from runner.tables.store import stored_runs
 
@@ -53,8 +53,9 @@ class Planned:
 
 
 def variants_at_seeds(spec: Spec, layout: Layout) -> dict[int, set[str]]:
-    """The variants each seed has a run of: a run directory here (of any
-    status) or a stored run (of any identity)."""
+    """The variants each seed has a run of: a stored run (of any identity)
+    or a run directory here that is complete or under way; a failed run
+    (a simulation that stopped) is to be run again, as ``experiment`` does."""
     present: dict[int, set[str]] = {}
     for stored in stored_runs(layout.store_dir):
         present.setdefault(stored.row.seed, set()).add(stored.row.variant)
@@ -62,7 +63,7 @@ def variants_at_seeds(spec: Spec, layout: Layout) -> dict[int, set[str]]:
         folder = layout.run_dir(variant.name, 0).parent
         if folder.is_dir():
             for p in folder.iterdir():
-                if m := _SEED_DIR.fullmatch(p.name):
+                if (m := _SEED_DIR.fullmatch(p.name)) and run_status(p) != STATUS_FAILED:
                     present.setdefault(int(m[1]), set()).add(variant.name)
     return present
 
