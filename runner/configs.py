@@ -120,12 +120,15 @@ def write_claims_page(
     from runner.analyses.answers import spec_records
     from runner.experiment.store import analyze_stored
     from runner.experiments import load_spec
+    from runner.layout import Layout
     from runner.report.claims import (
         experiment_section,
         published_sections,
         section_has_results,
+        with_unstored_note,
     )
     from runner.report.forest_rows import record_rows, table_rows
+    from runner.tables.store import stored_runs
 
     say = console or Console.quiet()
     published = published_sections(out.read_text()) if out.is_file() else {}
@@ -137,6 +140,8 @@ def write_claims_page(
         found, source = _latest_answers(answers_files(results, spec.name))
         previous = published.get(spec.name, [])
         if found is None and section_has_results(previous):
+            if not stored_runs(Layout(results, spec.name).store_dir):
+                previous = with_unstored_note(previous)
             sections.append(previous)
             panels.append((spec.name, table_rows(previous)))
             kept.append((spec.name, source + _missing_rows(spec.hypotheses, previous)))

@@ -27,7 +27,7 @@ from runner.experiments import ANALYSES, load_spec, parse_spec
 from runner.network.backends import SHADOW
 from runner.network.identity import spec_parts
 from runner.report.answers import answers_section
-from runner.report.claims import claims_body, claims_section, reading_text
+from runner.report.claims import UNSTORED, claims_body, claims_section, reading_text
 from runner.report.compare import compare
 from runner.spec.claims import Claim, ClaimsLedger, in_reading
 from runner.spec.hypotheses import Hypothesis
@@ -419,7 +419,13 @@ def test_runner_claims_keeps_published_results_an_experiment_lacks_here(
     shutil.rmtree(layout.experiment_dir)
     capsys.readouterr()
     page = _claims_page(tmp_path, results)
-    assert page == published  # conflux-small's rows as published, not "not run"
+    # conflux-small's rows as published, not "not run", saying the store lacks its runs
+    assert page.count(UNSTORED) == 1
+    assert page.replace("\n\n" + UNSTORED, "") == published
+    assert page.split("## conflux-small\n")[1].index(UNSTORED) < page.split("## conflux-small\n")[
+        1
+    ].index("| claim |")
+    assert _claims_page(tmp_path, results) == page  # said once, however often it is kept
     # Its panel drawn from the published rows: the same picture.
     assert (tmp_path / "docs" / "claims.svg").read_text() == plot
     said = capsys.readouterr().out
@@ -451,7 +457,7 @@ def test_runner_claims_keeps_published_results_an_experiment_lacks_here(
     # An unreadable answers file keeps the published section too, and says why.
     layout.experiment_dir.mkdir(parents=True)
     layout.data_json("answers").write_text("{not json")
-    assert _claims_page(tmp_path, results) == published
+    assert _claims_page(tmp_path, results) == page
     assert "does not read as JSON" in capsys.readouterr().out
 
 

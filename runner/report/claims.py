@@ -214,6 +214,23 @@ def _trimmed(lines: list[str]) -> list[str]:
     return lines
 
 
+UNSTORED = (
+    "Not in the run store: the runs behind this section are in no clone's `results/store/`, "
+    "so it cannot be re-derived from the repository; it is kept as published until its "
+    "spec runs again (`make campaign`, or `runner experiment`)."
+)
+
+
+def with_unstored_note(section: list[str]) -> list[str]:
+    """A kept section whose runs the store lacks, saying so once, after its Spec: line."""
+    if UNSTORED in section:
+        return section
+    for index, line in enumerate(section):
+        if line.startswith("Spec: "):
+            return [*section[: index + 1], "", UNSTORED, *section[index + 1 :]]
+    return section
+
+
 def section_has_results(section: list[str]) -> bool:
     """Whether a written section reports collected answers (its Results:
     line names a file rather than saying "not run")."""
