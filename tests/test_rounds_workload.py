@@ -8,9 +8,11 @@ import pytest
 from runner.errors import SpecError
 from runner.experiments import load_spec
 from runner.network.mixing import variant_plan
+from runner.network.schedule import Process
+from runner.network.shadow_config import shadow_process
 from runner.params import Where, check_params
 from runner.phases import Phase, parse_phase
-from workloads.models import Endpoint, Rounds, phase_of_vertex, phase_vertex
+from workloads.models import CYCLES_END, Endpoint, Rounds, phase_of_vertex, phase_vertex
 from workloads.tgen import action_type, check_tgen_rules
 
 ENDPOINT = Endpoint("127.0.0.1:9050", ("100.3.0.1:80",))
@@ -81,6 +83,67 @@ def test_rounds_start_a_phase_together_and_wait_for_all_of_it() -> None:
     (last_barrier,) = {s for v in upload for s in graph.successors(v)}
     (last_pause,) = graph.successors(last_barrier)
     assert sorted(graph.successors(last_pause)) == video
+
+
+def _graph(params: dict[str, object]) -> nx.DiGraph:
+    checked = check_params(params, Rounds.PARAMS, Where("s", "p"), "rounds")
+    graph = Rounds.build(checked, ENDPOINT)
+    check_tgen_rules(graph)
+    return graph
+
+
+def test_a_client_ends_after_its_cycles() -> None:
+    """After the last phase an end action counts every stream of the
+    cycles: 10 cycles of 3 + 2 streams end after 50 streams; until then the
+    walk goes on to the first phase."""
+    graph = _graph({"phases": ["video: 3 x 1 KiB down", "upload: 2 x 1 KiB up"], "cycles": 10})
+    assert action_type(CYCLES_END) == "end"
+    assert graph.nodes[CYCLES_END] == {"count": "50"}
+    assert list(graph.predecessors(CYCLES_END)) == ["pause_1"]
+    assert sorted(graph.successors(CYCLES_END)) == [phase_vertex(0, i) for i in range(3)]
+    assert Rounds.ends(
+        check_params(
+            {"phases": ["v: 1 x 1 KiB down"], "cycles": 10},
+            Rounds.PARAMS,
+            Where("s", "p"),
+            "rounds",
+        )
+    )
+    forever = _graph({"phases": ["video: 3 x 1 KiB down"]})
+    assert CYCLES_END not in forever
+    assert not Rounds.ends({"cycles": 0})
+
+
+def test_a_phase_over_a_few_connections_runs_each_ones_requests_in_turn() -> None:
+    """7 requests over 3 connections: 0, 1 and 2 start the phase; 3 follows
+    0, 4 follows 1...; each connection's last request leads to the barrier."""
+    graph = _graph({"phases": ["video: 7 x 1 MiB down over 3", "upload: 1 x 1 KiB up"]})
+    assert sorted(graph.successors("start")) == [phase_vertex(0, i) for i in range(3)]
+    for k in range(3, 7):
+        assert list(graph.predecessors(phase_vertex(0, k))) == [phase_vertex(0, k - 3)]
+    assert sorted(graph.predecessors("pause_barrier_0")) == [phase_vertex(0, k) for k in (4, 5, 6)]
+    # The lanes share the requests: the first takes the one left over.
+    phase = parse_phase("video: 7 x 1 MiB down over 3")
+    assert [phase.lane_requests(lane) for lane in range(3)] == [3, 2, 2]
+    assert phase.lanes == 3 and parse_phase("v: 4 x 1 KiB down").lanes == 4
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["video: 4 x 1 MiB up over 2", "video: 4 x 1 MiB down over 5", "video: 4 x 1 MiB down over 0"],
+)
+def test_a_phase_over_connections_is_a_download_with_at_most_one_per_stream(text: str) -> None:
+    with pytest.raises(ValueError, match="expected"):
+        parse_phase(text)
+
+
+def test_a_client_that_ends_is_expected_to_exit_well_under_shadow() -> None:
+    """Shadow checks each process's final state: a client that stops after
+    its cycles must have exited with status 0, not still be running."""
+    ends = shadow_process(Process("tgen", ("client.graphml",), 300, None, True), {"tgen": "tgen"})
+    runs = shadow_process(Process("tgen", ("client.graphml",), 300), {"tgen": "tgen"})
+    assert ends["expected_final_state"] == {"exited": 0}
+    assert runs["expected_final_state"] == "running"
 
 
 def test_phase_of_vertex_reads_client_and_server_names() -> None:

@@ -265,7 +265,13 @@ class LocalBackend(Backend):
     ) -> None:
         listing = {
             name: [
-                {"program": p.program, "args": list(p.args), "start_s": p.start, "stop_s": p.stop}
+                {
+                    "program": p.program,
+                    "args": list(p.args),
+                    "start_s": p.start,
+                    "stop_s": p.stop,
+                    **({"ends": True} if p.ends else {}),
+                }
                 for p in procs
             ]
             for name, procs in processes.items()

@@ -342,9 +342,17 @@ def _processes(
             SERVER_GRAPH,
             client_sessions(spec, seed, h, backend) if h.workload else cross_start(spec),
             CROSS_GRAPH if cross_flows(spec, variant, h) else None,
+            h.workload is not None and workload_ends(spec, h.workload),
         )
         for h in plan.hosts
     }
+
+
+def workload_ends(spec: Spec, name: str) -> bool:
+    """Whether the clients of workload ``name`` end on their own."""
+    workload = spec.workloads[name]
+    ends = getattr(MODELS[workload.model], "ends", None)
+    return bool(ends and ends(workload.params))
 
 
 def _record(
