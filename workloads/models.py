@@ -20,7 +20,7 @@ from runner.datasets import PACKET_MODEL, STREAM_MODEL, read_data
 from runner.params import Param
 from runner.phases import Phase
 from runner.units import format_size_for_tgen, format_time_for_tgen
-from workloads.markov import flow_model, to_tgen_model
+from workloads.markov import flow_model, paced_packet_model, to_tgen_model
 
 # tgen's logs at "info" include the per-stream progress lines that
 # tgentools' --complete mode and tornettools need.
@@ -230,6 +230,11 @@ class Rounds:
             minimum=0,
             help="turns of every phase, then the client ends (0: no end)",
         ),
+        # What a cycle is expected to take, which sizes a run's simulated
+        # time when clients end after their cycles (cycle_seconds).
+        "rate": Param("bandwidth", minimum=8000, help="a round's expected throughput at pace 1"),
+        "ramp": Param("time", default="1 s", minimum=0, help="per request in turn, before speed"),
+        "slack": Param("float", default=1.5, minimum=1.0, maximum=10.0, help="time over expected"),
         **_COMMON,
     }
 
@@ -254,6 +259,19 @@ class Rounds:
     def ends(params: dict[str, Any]) -> bool:
         """Whether a client ends on its own (after its cycles)."""
         return bool(params["cycles"])
+
+    @staticmethod
+    def cycle_seconds(params: dict[str, Any], pace: float) -> float:
+        """A cycle's expected seconds where rounds run at ``pace`` times
+        ``rate``: each phase's bytes at that rate, a ``ramp`` for each
+        request a connection makes in turn, and the pause."""
+        rate = params["rate"] * pace / 8  # bytes per second
+        return float(
+            sum(
+                p.streams * p.size / rate + p.lane_requests(0) * params["ramp"] + params["pause"]
+                for p in params["phases"]
+            )
+        )
 
     sessions = staticmethod(_always)
 
@@ -393,13 +411,20 @@ MODELS: dict[str, type[Perf] | type[Bulk] | type[Web] | type[Rounds] | type[Mark
 CROSS_LOGLEVEL = "message"  # cross traffic is load, not measured
 
 
+# The packet model of paced cross-traffic flows, beside the relay host's
+# graph and in every server's directory (servers read it by this path).
+CROSS_PACKET_MODEL = "cross.packet.model.graphml"
+
+
 def cross_traffic_graph(
-    flows: int, size: int, direction: str, peers: tuple[str, ...]
+    flows: int, size: int, direction: str, peers: tuple[str, ...], rate: float | None = None
 ) -> nx.DiGraph:
     """A relay host's competing flows: ``flows`` TCP transfers of ``size``,
     each restarted as soon as it ends, straight to the servers (no SOCKS
     proxy). ``direction`` down: the servers send; up: the relay host sends;
-    both: every other flow each way."""
+    both: every other flow each way. With ``rate`` (bits per second, down
+    only) each flow is paced to it by CROSS_PACKET_MODEL (as an iperf flow
+    at a set rate) instead of taking what TCP gives it."""
     graph = nx.DiGraph()
     graph.add_node(
         "start",
@@ -415,12 +440,22 @@ def cross_traffic_graph(
         send, recv = (
             (request, format_size_for_tgen(size)) if down else (format_size_for_tgen(size), request)
         )
-        graph.add_node(stream, sendsize=send, recvsize=recv)
+        paced = {}
+        if rate is not None:
+            # The model has the server send, the client nothing.
+            send = format_size_for_tgen(0)
+            paced = {"packetmodelpath": CROSS_PACKET_MODEL, "packetmodelmode": "path"}
+        graph.add_node(stream, sendsize=send, recvsize=recv, **paced)
         graph.add_node(pause, time=format_time_for_tgen(0.001))
         graph.add_edge("start", stream)
         graph.add_edge(stream, pause)
         graph.add_edge(pause, stream)
     return graph
+
+
+def cross_traffic_files(rate: float | None) -> dict[str, str]:
+    """The files paced cross traffic needs beside its graph (none when greedy)."""
+    return {} if rate is None else {CROSS_PACKET_MODEL: paced_packet_model(rate)}
 
 
 def server_graph(port: int) -> nx.DiGraph:

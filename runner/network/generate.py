@@ -45,7 +45,13 @@ from runner.network.torrc import (
 from runner.spec.model import Spec, Variant
 from runner.spec.rule import rule_fingerprint
 from topologies.gml import to_shadow_gml
-from workloads.models import MODELS, Endpoint, cross_traffic_graph, server_graph
+from workloads.models import (
+    MODELS,
+    Endpoint,
+    cross_traffic_files,
+    cross_traffic_graph,
+    server_graph,
+)
 from workloads.tgen import write_graphml
 
 CLIENT_GRAPH = "tgen.graphml"  # in each client's host directory
@@ -118,7 +124,8 @@ def _write_host(
     peers = tuple(f"{s.ip}:{server_port}" for s in plan.with_role("server"))
     if host.role == "server":
         write_graphml(server_graph(server_port), home / SERVER_GRAPH)
-        _write_files(home, workload_files(spec))  # servers read clients' packet models
+        # Servers read clients' packet models, and paced cross traffic's.
+        _write_files(home, workload_files(spec) | cross_traffic_files(variant.cross_rate))
         return
     if host.workload is not None:
         workload = spec.workloads[host.workload]
@@ -139,8 +146,11 @@ def _write_host(
     if cross:
         assert spec.network.cross_traffic is not None
         traffic = spec.network.cross_traffic
-        graph = cross_traffic_graph(cross, traffic.size, traffic.direction, peers)
+        graph = cross_traffic_graph(
+            cross, traffic.size, traffic.direction, peers, variant.cross_rate
+        )
         write_graphml(graph, home / CROSS_GRAPH)
+        _write_files(home, cross_traffic_files(variant.cross_rate))
     if host.is_relay:
         install_keys(keys[host.name], home)
     if host.role == "authority":
@@ -268,7 +278,9 @@ def generate_run(
     try:
         _write_network(work, spec, variant, plan, keys, ports, backend, sections, programs["tor"])
         processes = _processes(spec, variant, seed, plan, ports, backend)
-        backend.write_processes(work, plan, processes, programs, spec, seed, parallelism)
+        backend.write_processes(
+            work, plan, processes, programs, spec, seed, parallelism, variant.name
+        )
         generate_s = round(time.monotonic() - started, 3)
         _record(
             spec, variant, seed, backend, tools, programs, command, plan, sections, work, generate_s
@@ -391,7 +403,7 @@ def _record(
             },
         },
         bootstrap_s=spec.duration.bootstrap,
-        measure_s=spec.duration.measure,
+        measure_s=spec.measure_of(variant.name),
         versions=tools.versions,
         programs=programs,
         command=command,

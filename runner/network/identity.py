@@ -23,7 +23,10 @@ TOOLS_PART = "tools"
 _VARIANT_LABELS = ("name", "description", "factors")
 # Fields added after runs were made: left out of a fingerprint while empty,
 # so that the runs of specs that do not give them keep their identity.
-_LEFT_OUT_EMPTY: dict[type, tuple[str, ...]] = {RelayGroup: ("bandwidth_of",)}
+_LEFT_OUT_EMPTY: dict[type, tuple[str, ...]] = {
+    RelayGroup: ("bandwidth_of",),
+    Variant: ("cross_rate", "pace"),
+}
 
 
 def _canonical(value: Any) -> Any:
@@ -62,8 +65,12 @@ def _variant(variant: Variant) -> dict[str, Any]:
     """What the variant sets; consensus parameters it measures are left to
     the runs they are measured from (``measured_from``), so the same run
     has one identity before and after its parameters are measured."""
+    left_out = _LEFT_OUT_EMPTY[Variant]
     settings = {
-        f.name: getattr(variant, f.name) for f in fields(variant) if f.name not in _VARIANT_LABELS
+        f.name: getattr(variant, f.name)
+        for f in fields(variant)
+        if f.name not in _VARIANT_LABELS
+        and not (f.name in left_out and getattr(variant, f.name) is None)
     }
     settings["consensus"] = {
         k: v for k, v in variant.consensus.items() if k not in variant.consensus_from
@@ -75,7 +82,7 @@ def spec_parts(spec: Spec, variant: Variant, seed: int, backend: Backend) -> dic
     """The parts of a run's identity that the spec (and the backend) decide."""
     duration: dict[str, float] = {
         "bootstrap": spec.duration.bootstrap,
-        "measure": backend.measure(spec),
+        "measure": backend.measure(spec, variant.name),
     }
     parts: dict[str, Any] = {
         "experiment": spec.name,  # mixed networks draw their hosts by it
