@@ -211,6 +211,19 @@ def too_few_rounds(all_rounds: Sequence[Round], minimum: int) -> list[Failure]:
     ]
 
 
+def cycles_completed(all_rounds: Sequence[Round]) -> dict[tuple[str, int], int]:
+    """(variant, seed) -> the cycles the run completed: the fewest complete
+    rounds of any phase of any measured client (a cycle is one round of
+    every phase)."""
+    counts: dict[tuple[str, int, str, str], int] = defaultdict(int)
+    for r in all_rounds:
+        counts[(r.variant, r.seed, r.host, r.phase)] += int(r.completion is not None)
+    runs: dict[tuple[str, int], int] = {}
+    for (variant, seed, _, _), n in counts.items():
+        runs[(variant, seed)] = min(n, runs.get((variant, seed), n))
+    return runs
+
+
 def seed_completions(all_rounds: Sequence[Round]) -> dict[tuple[str, str], dict[int, float]]:
     """(variant, phase) -> per seed, the mean completion time of its
     complete rounds within Tukey's fences (as ``summarize`` counts them)."""
