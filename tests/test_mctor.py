@@ -148,6 +148,20 @@ def test_download_rounds_group_streams_started_together() -> None:
     assert result[0].payload == 3 * 131072
 
 
+def test_a_video_over_a_few_connections_is_one_round_of_every_request() -> None:
+    """4 range requests over 2 connections: streams 0 and 1 start the round
+    together, 2 and 3 follow on their connections; the round ends with the
+    last request and moves every request's bytes."""
+    video = (Phase("video", 4, 131072, "down", over=2),)
+    rows = [_row("stream_p0_0", 10.0, 11.0), _row("stream_p0_1", 10.0, 12.0)]
+    rows += [_row("stream_p0_2", 11.0, 13.5), _row("stream_p0_3", 12.0, 12.5)]
+    rows += [_row("stream_p0_0", 20.0, 21.0), _row("stream_p0_1", 20.0, 21.0)]
+    rows += [_row("stream_p0_2", 21.0, 22.0)]  # the second round still running
+    (result,) = rounds(rows, [], {"user": video})
+    assert (result.start, result.completion, result.finished) == (10.0, 3.5, 4)
+    assert result.payload == 4 * 131072
+
+
 def _round(variant: str, seed: int, completion: float, host: str = "c1") -> Round:
     return Round(variant, seed, host, "video", 0.0, 1, 1, 0, completion, 1_000_000)
 

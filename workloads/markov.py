@@ -13,6 +13,7 @@ models itself. Delays are in microseconds.
 from __future__ import annotations
 
 import io
+import math
 
 import networkx as nx
 
@@ -85,4 +86,38 @@ def flow_model(mean_interval_s: float) -> str:
     graph.add_edge(
         "s1", "o1", type="emission", weight=1.0, distribution="exponential", param_rate=rate
     )
+    return _graph_text(graph)
+
+
+# tgen's packets in a Markov model carry this many payload bytes
+# (TGEN_MMODEL_PACKET_DATA_SIZE), and a sender pauses only where the delay
+# since its last packet exceeds 10 ms (TGEN_MMODEL_MICROS_AT_ONCE).
+PACKET_BYTES = 1434
+_MICROS_AT_ONCE = 10_000
+
+
+def paced_packet_model(rate_bps: float) -> str:
+    """A packet model in which the server sends at ``rate_bps``: bursts of
+    packets back to back, each burst's last packet followed by a delay long
+    enough (20 ms or more) for tgen to pause, the bursts spaced so that the
+    mean is the rate. No end: the stream's recvsize ends it."""
+    burst = max(10, math.ceil(rate_bps * 2 * _MICROS_AT_ONCE / 1e6 / (PACKET_BYTES * 8)))
+    gap = burst * PACKET_BYTES * 8 / rate_bps * 1e6  # microseconds per burst
+    graph = nx.DiGraph()
+    graph.add_node("s0", type="state", name="start")
+    graph.add_node("o1", type="observation", name="-")  # to the origin: the server sends
+    for i in range(1, burst + 1):
+        graph.add_node(f"s{i}", type="state", name=f"s{i}")
+        graph.add_edge(f"s{i - 1}", f"s{i}", type="transition", weight=1.0)
+        delay = gap if i == burst else 0.0
+        graph.add_edge(
+            f"s{i}",
+            "o1",
+            type="emission",
+            weight=1.0,
+            distribution="uniform",
+            param_low=delay,
+            param_high=delay,
+        )
+    graph.add_edge(f"s{burst}", "s1", type="transition", weight=1.0)
     return _graph_text(graph)

@@ -20,7 +20,7 @@ from runner.datasets import PACKET_MODEL, STREAM_MODEL, read_data
 from runner.params import Param
 from runner.phases import Phase
 from runner.units import format_size_for_tgen, format_time_for_tgen
-from workloads.markov import flow_model, to_tgen_model
+from workloads.markov import flow_model, paced_packet_model, to_tgen_model
 
 # tgen's logs at "info" include the per-stream progress lines that
 # tgentools' --complete mode and tornettools need.
@@ -213,14 +213,28 @@ class Web:
 class Rounds:
     """Rounds of parallel streams: each phase starts its streams together
     and waits for all of them (a tgen barrier), then pauses; the phases come
-    in turn, forever. A page of many objects, a file uploaded over several
-    connections and several downloads at once are phases. A download stream
-    sends ``request_size`` and receives the phase's size; an upload stream
-    sends the phase's size and receives ``request_size``."""
+    in turn, forever, or for ``cycles`` turns of every phase, after which
+    the client ends (a tgen end action counting its streams). A page of
+    many objects, a file uploaded over several connections and several
+    downloads at once are phases; a phase ``over`` a few connections runs
+    each connection's streams one after another (a video's range requests).
+    A download stream sends ``request_size`` and receives the phase's size;
+    an upload stream sends the phase's size and receives ``request_size``."""
 
     PARAMS = {
         "phases": Param("list:phase", required=True),
         "pause": Param("time", default="10 s", minimum=0.001, help="after each phase"),
+        "cycles": Param(
+            "int",
+            default=0,
+            minimum=0,
+            help="turns of every phase, then the client ends (0: no end)",
+        ),
+        # What a cycle is expected to take, which sizes a run's simulated
+        # time when clients end after their cycles (cycle_seconds).
+        "rate": Param("bandwidth", minimum=8000, help="a round's expected throughput at pace 1"),
+        "ramp": Param("time", default="1 s", minimum=0, help="per request in turn, before speed"),
+        "slack": Param("float", default=1.5, minimum=1.0, maximum=10.0, help="time over expected"),
         **_COMMON,
     }
 
@@ -229,26 +243,66 @@ class Rounds:
         graph = nx.DiGraph()
         _start(graph, endpoint, params)
         phases: tuple[Phase, ...] = params["phases"]
-        request = format_size_for_tgen(params["request_size"])
         previous = "start"
         for index, phase in enumerate(phases):
-            size = format_size_for_tgen(phase.size)
-            send, recv = (request, size) if phase.direction == "down" else (size, request)
-            barrier, pause = f"pause_barrier_{index}", f"pause_{index}"
-            graph.add_node(barrier)  # no time: waits for every incoming edge
-            graph.add_node(pause, time=format_time_for_tgen(params["pause"]))
-            for i in range(phase.streams):
-                stream = phase_vertex(index, i)
-                graph.add_node(stream, sendsize=send, recvsize=recv)
-                graph.add_edge(previous, stream)
-                graph.add_edge(stream, barrier)
-            graph.add_edge(barrier, pause)
-            previous = pause
-        for i in range(phases[0].streams):
-            graph.add_edge(previous, phase_vertex(0, i))
+            previous = _add_phase(graph, index, phase, previous, params)
+        if params["cycles"]:
+            streams = sum(p.streams for p in phases)
+            graph.add_node(CYCLES_END, count=str(params["cycles"] * streams))
+            graph.add_edge(previous, CYCLES_END)
+            previous = CYCLES_END
+        for lane in range(phases[0].lanes):
+            graph.add_edge(previous, phase_vertex(0, lane))
         return graph
 
+    @staticmethod
+    def ends(params: dict[str, Any]) -> bool:
+        """Whether a client ends on its own (after its cycles)."""
+        return bool(params["cycles"])
+
+    @staticmethod
+    def cycle_seconds(params: dict[str, Any], pace: float) -> float:
+        """A cycle's expected seconds where rounds run at ``pace`` times
+        ``rate``: each phase's bytes at that rate, a ``ramp`` for each
+        request a connection makes in turn, and the pause."""
+        rate = params["rate"] * pace / 8  # bytes per second
+        return float(
+            sum(
+                p.streams * p.size / rate + p.lane_requests(0) * params["ramp"] + params["pause"]
+                for p in params["phases"]
+            )
+        )
+
     sessions = staticmethod(_always)
+
+
+# The end action after the last phase: tgen checks it each time a cycle
+# completes and ends once every stream of ``cycles`` cycles has completed.
+CYCLES_END = "end_cycles"
+
+
+def _add_phase(
+    graph: nx.DiGraph, index: int, phase: Phase, previous: str, params: dict[str, Any]
+) -> str:
+    """A phase's streams after ``previous``, lane by lane (stream k runs on
+    lane k mod lanes, after stream k - lanes), then its barrier and pause;
+    returns the pause."""
+    request = format_size_for_tgen(params["request_size"])
+    size = format_size_for_tgen(phase.size)
+    send, recv = (request, size) if phase.direction == "down" else (size, request)
+    barrier, pause = f"pause_barrier_{index}", f"pause_{index}"
+    graph.add_node(barrier)  # no time: waits for every incoming edge
+    graph.add_node(pause, time=format_time_for_tgen(params["pause"]))
+    for k in range(phase.streams):
+        stream = phase_vertex(index, k)
+        graph.add_node(stream, sendsize=send, recvsize=recv)
+        graph.add_edge(
+            previous if k < phase.lanes else phase_vertex(index, k - phase.lanes), stream
+        )
+        if k + phase.lanes >= phase.streams:  # the lane's last stream
+            graph.add_edge(stream, barrier)
+    graph.add_edge(barrier, pause)
+    return pause
 
 
 def phase_vertex(phase: int, stream: int) -> str:
@@ -258,11 +312,17 @@ def phase_vertex(phase: int, stream: int) -> str:
 
 def phase_of_vertex(vertex: str) -> int | None:
     """The phase index of a vertex that phase_vertex named, else None."""
+    found = phase_stream_of_vertex(vertex)
+    return None if found is None else found[0]
+
+
+def phase_stream_of_vertex(vertex: str) -> tuple[int, int] | None:
+    """(phase index, stream number) of a vertex that phase_vertex named, else None."""
     name = vertex.rpartition(":")[2]  # servers log "passive-stream:<vertex>"
     if not name.startswith("stream_p"):
         return None
     index, _, stream = name.removeprefix("stream_p").partition("_")
-    return int(index) if index.isdigit() and stream.isdigit() else None
+    return (int(index), int(stream)) if index.isdigit() and stream.isdigit() else None
 
 
 def _think_times(params: dict[str, Any]) -> list[float]:
@@ -351,13 +411,20 @@ MODELS: dict[str, type[Perf] | type[Bulk] | type[Web] | type[Rounds] | type[Mark
 CROSS_LOGLEVEL = "message"  # cross traffic is load, not measured
 
 
+# The packet model of paced cross-traffic flows, beside the relay host's
+# graph and in every server's directory (servers read it by this path).
+CROSS_PACKET_MODEL = "cross.packet.model.graphml"
+
+
 def cross_traffic_graph(
-    flows: int, size: int, direction: str, peers: tuple[str, ...]
+    flows: int, size: int, direction: str, peers: tuple[str, ...], rate: float | None = None
 ) -> nx.DiGraph:
     """A relay host's competing flows: ``flows`` TCP transfers of ``size``,
     each restarted as soon as it ends, straight to the servers (no SOCKS
     proxy). ``direction`` down: the servers send; up: the relay host sends;
-    both: every other flow each way."""
+    both: every other flow each way. With ``rate`` (bits per second, down
+    only) each flow is paced to it by CROSS_PACKET_MODEL (as an iperf flow
+    at a set rate) instead of taking what TCP gives it."""
     graph = nx.DiGraph()
     graph.add_node(
         "start",
@@ -373,12 +440,22 @@ def cross_traffic_graph(
         send, recv = (
             (request, format_size_for_tgen(size)) if down else (format_size_for_tgen(size), request)
         )
-        graph.add_node(stream, sendsize=send, recvsize=recv)
+        paced = {}
+        if rate is not None:
+            # The model has the server send, the client nothing.
+            send = format_size_for_tgen(0)
+            paced = {"packetmodelpath": CROSS_PACKET_MODEL, "packetmodelmode": "path"}
+        graph.add_node(stream, sendsize=send, recvsize=recv, **paced)
         graph.add_node(pause, time=format_time_for_tgen(0.001))
         graph.add_edge("start", stream)
         graph.add_edge(stream, pause)
         graph.add_edge(pause, stream)
     return graph
+
+
+def cross_traffic_files(rate: float | None) -> dict[str, str]:
+    """The files paced cross traffic needs beside its graph (none when greedy)."""
+    return {} if rate is None else {CROSS_PACKET_MODEL: paced_packet_model(rate)}
 
 
 def server_graph(port: int) -> nx.DiGraph:

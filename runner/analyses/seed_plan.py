@@ -716,7 +716,7 @@ def scaling(pilot: Spec, target: Spec) -> Alternative:
         f"{target.name} from {pilot.name}'s pilot",
         clients / max(pilot_clients, 1),
         relays / max(pilot_relays, 1),
-        target.duration.measure / pilot.duration.measure,
+        target.mean_measure() / pilot.mean_measure(),
         target.duration.bootstrap / pilot.duration.bootstrap,
         tuple(
             (role, capacity[role] / pilot_capacity[role])
@@ -785,7 +785,10 @@ def make_plan(
         else (0.0, 0.0, 0.0, 0.0)
     )
     cost = cost_model(costs, measured_clients / hosts if hosts else 0.0)
-    measure_share = spec.duration.measure / (spec.duration.bootstrap + spec.duration.measure)
+    # Variants whose clients end after their cycles each simulate their own
+    # time (runner.spec.pace): the mean over the variants stands for a run.
+    measure = spec.mean_measure()
+    measure_share = measure / (spec.duration.bootstrap + measure)
     busiest = busiest_utilisation(loads)
     roles = busiest_by_role(loads)
     # With ``later: family`` every round runs the family's variants alone.

@@ -9,6 +9,7 @@ download, at the server for an upload.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -21,7 +22,7 @@ from runner.checks import Failure
 from runner.phases import Phase
 from runner.spec.model import Spec
 from runner.tables.schema import ServedRow, TransferRow
-from workloads.models import phase_of_vertex
+from workloads.models import phase_of_vertex, phase_stream_of_vertex
 
 TUKEY_K = 1.5
 
@@ -58,12 +59,7 @@ def rounds(
     """The rounds of every measured client whose class runs phases. A round
     still running when the simulation stopped is left out; one with a failed
     stream has no completion time."""
-    groups: dict[tuple[str, int, str, str, int, float], list[TransferRow]] = defaultdict(list)
-    for t in transfers:
-        index = phase_of_vertex(t.vertex)
-        if not t.measured or index is None or t.cls not in phases_by_class:
-            continue
-        groups[(t.variant, t.seed, t.host, t.cls, index, round(t.start, 3))].append(t)
+    groups = _round_groups(transfers, phases_by_class)
     by_peer: dict[tuple[str, int, str, int], list[ServedRow]] = defaultdict(list)
     for s in served:
         index = phase_of_vertex(s.vertex)
@@ -108,6 +104,32 @@ def rounds(
             )
         )
     return result
+
+
+def _round_groups(
+    transfers: Iterable[TransferRow], phases_by_class: Mapping[str, tuple[Phase, ...]]
+) -> dict[tuple[str, int, str, str, int, float], list[TransferRow]]:
+    """The measured clients' phase streams by round: (variant, seed, host,
+    class, phase index, the round's start). A round starts when its first
+    streams start together; a phase run over a few connections starts the
+    rest later, each in the round begun last before it."""
+    by_phase: dict[tuple[str, int, str, str, int], list[tuple[int, TransferRow]]] = defaultdict(
+        list
+    )
+    for t in transfers:
+        found = phase_stream_of_vertex(t.vertex)
+        if not t.measured or found is None or t.cls not in phases_by_class:
+            continue
+        by_phase[(t.variant, t.seed, t.host, t.cls, found[0])].append((found[1], t))
+    groups: dict[tuple[str, int, str, str, int, float], list[TransferRow]] = defaultdict(list)
+    for key, numbered in by_phase.items():
+        lanes = phases_by_class[key[3]][key[4]].lanes
+        starts = sorted({round(t.start, 3) for k, t in numbered if k < lanes})
+        for _, t in numbered:
+            at = bisect.bisect_right(starts, round(t.start, 3)) - 1
+            if at >= 0:  # a later stream of a round begun before the log did not count
+                groups[(*key, starts[at])].append(t)
+    return groups
 
 
 def tukey_fences(values: Sequence[float] | np.ndarray, k: float = TUKEY_K) -> tuple[float, float]:
@@ -187,6 +209,19 @@ def too_few_rounds(all_rounds: Sequence[Round], minimum: int) -> list[Failure]:
         for (variant, seed, host, phase), n in sorted(counts.items())
         if n < minimum
     ]
+
+
+def cycles_completed(all_rounds: Sequence[Round]) -> dict[tuple[str, int], int]:
+    """(variant, seed) -> the cycles the run completed: the fewest complete
+    rounds of any phase of any measured client (a cycle is one round of
+    every phase)."""
+    counts: dict[tuple[str, int, str, str], int] = defaultdict(int)
+    for r in all_rounds:
+        counts[(r.variant, r.seed, r.host, r.phase)] += int(r.completion is not None)
+    runs: dict[tuple[str, int], int] = {}
+    for (variant, seed, _, _), n in counts.items():
+        runs[(variant, seed)] = min(n, runs.get((variant, seed), n))
+    return runs
 
 
 def seed_completions(all_rounds: Sequence[Round]) -> dict[tuple[str, str], dict[int, float]]:

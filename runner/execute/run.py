@@ -151,7 +151,7 @@ def run_one(
         ran = execution(backend).run(
             run_dir,
             tools.for_variant(variant),
-            backend.measure(spec),
+            backend.measure(spec, variant.name),
             threads,
             lambda phase: reporter.phase(label, phase),
             lambda pct: reporter.percent(label, pct),

@@ -82,8 +82,8 @@ class Backend(ABC):
         return spec_name + self.results_suffix
 
     @abstractmethod
-    def measure(self, spec: Spec) -> float:
-        """Seconds of traffic a run measures."""
+    def measure(self, spec: Spec, variant: str | None = None) -> float:
+        """Seconds of traffic a run of ``variant`` measures (None: the spec's)."""
 
     @abstractmethod
     def plan(self, plan: NetworkPlan) -> NetworkPlan:
@@ -127,6 +127,7 @@ class Backend(ABC):
         spec: Spec,
         seed: int,
         parallelism: int,
+        variant: str | None = None,
     ) -> None:
         """Write into the run ``directory`` which processes each host runs, and when."""
 
@@ -154,8 +155,10 @@ class ShadowBackend(Backend):
     helper_mib = 16
     own_mib = 256  # Shadow itself
 
-    def measure(self, spec: Spec) -> float:
-        return spec.duration.measure
+    def measure(self, spec: Spec, variant: str | None = None) -> float:
+        """Seconds of traffic: ``variant``'s own where its clients end after
+        their cycles (None: the spec's)."""
+        return spec.duration.measure if variant is None else spec.measure_of(variant)
 
     def plan(self, plan: NetworkPlan) -> NetworkPlan:
         return plan
@@ -190,11 +193,18 @@ class ShadowBackend(Backend):
         spec: Spec,
         seed: int,
         parallelism: int,
+        variant: str | None = None,
     ) -> None:
         from runner.network.shadow_config import shadow_config
 
         config = shadow_config(
-            plan, processes, programs, spec.duration.bootstrap, spec.stop_time, seed, parallelism
+            plan,
+            processes,
+            programs,
+            spec.duration.bootstrap,
+            spec.duration.bootstrap + self.measure(spec, variant),
+            seed,
+            parallelism,
         )
         (directory / "shadow.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
 
@@ -217,7 +227,8 @@ class LocalBackend(Backend):
     helper_mib = 48  # the Python driver is the largest
     own_mib = 0
 
-    def measure(self, spec: Spec) -> float:
+    def measure(self, spec: Spec, variant: str | None = None) -> float:
+        # Real time: clients that end after their cycles end sooner.
         return spec.duration.local_measure
 
     def plan(self, plan: NetworkPlan) -> NetworkPlan:
@@ -262,10 +273,17 @@ class LocalBackend(Backend):
         spec: Spec,
         seed: int,
         parallelism: int,
+        variant: str | None = None,
     ) -> None:
         listing = {
             name: [
-                {"program": p.program, "args": list(p.args), "start_s": p.start, "stop_s": p.stop}
+                {
+                    "program": p.program,
+                    "args": list(p.args),
+                    "start_s": p.start,
+                    "stop_s": p.stop,
+                    **({"ends": True} if p.ends else {}),
+                }
                 for p in procs
             ]
             for name, procs in processes.items()

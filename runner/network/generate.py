@@ -46,7 +46,13 @@ from runner.network.torrc import (
 from runner.spec.model import Spec, Variant
 from runner.spec.rule import rule_fingerprint
 from topologies.gml import to_shadow_gml
-from workloads.models import MODELS, Endpoint, cross_traffic_graph, server_graph
+from workloads.models import (
+    MODELS,
+    Endpoint,
+    cross_traffic_files,
+    cross_traffic_graph,
+    server_graph,
+)
 from workloads.tgen import write_graphml
 
 CLIENT_GRAPH = "tgen.graphml"  # in each client's host directory
@@ -120,7 +126,8 @@ def _write_host(
     peers = tuple(f"{s.ip}:{server_port}" for s in plan.with_role("server"))
     if host.role == "server":
         write_graphml(server_graph(server_port), home / SERVER_GRAPH)
-        _write_files(home, workload_files(spec))  # servers read clients' packet models
+        # Servers read clients' packet models, and paced cross traffic's.
+        _write_files(home, workload_files(spec) | cross_traffic_files(variant.cross_rate))
         return
     if host.workload is not None:
         workload = spec.workloads[host.workload]
@@ -143,8 +150,11 @@ def _write_host(
     if cross:
         assert spec.network.cross_traffic is not None
         traffic = spec.network.cross_traffic
-        graph = cross_traffic_graph(cross, traffic.size, traffic.direction, peers)
+        graph = cross_traffic_graph(
+            cross, traffic.size, traffic.direction, peers, variant.cross_rate
+        )
         write_graphml(graph, home / CROSS_GRAPH)
+        _write_files(home, cross_traffic_files(variant.cross_rate))
     if host.is_relay:
         install_keys(keys[host.name], home)
     if host.role == "authority":
@@ -282,7 +292,9 @@ def generate_run(
     try:
         _write_network(work, spec, variant, plan, keys, ports, backend, sections, programs["tor"])
         processes = _processes(spec, variant, seed, plan, ports, backend)
-        backend.write_processes(work, plan, processes, programs, spec, seed, parallelism)
+        backend.write_processes(
+            work, plan, processes, programs, spec, seed, parallelism, variant.name
+        )
         generate_s = round(time.monotonic() - started, 3)
         _record(
             spec, variant, seed, backend, tools, programs, command, plan, sections, work, generate_s
@@ -362,9 +374,17 @@ def _processes(
             SERVER_GRAPH,
             client_sessions(spec, seed, h, backend) if h.workload else cross_start(spec),
             CROSS_GRAPH if cross_flows(spec, variant, h) else None,
+            h.workload is not None and workload_ends(spec, h.workload),
         )
         for h in plan.hosts
     }
+
+
+def workload_ends(spec: Spec, name: str) -> bool:
+    """Whether the clients of workload ``name`` end on their own."""
+    workload = spec.workloads[name]
+    ends = getattr(MODELS[workload.model], "ends", None)
+    return bool(ends and ends(workload.params))
 
 
 def _record(
@@ -403,7 +423,7 @@ def _record(
             },
         },
         bootstrap_s=spec.duration.bootstrap,
-        measure_s=spec.duration.measure,
+        measure_s=spec.measure_of(variant.name),
         versions=tools.versions,
         programs=programs,
         command=command,

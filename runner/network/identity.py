@@ -82,7 +82,7 @@ def spec_parts(spec: Spec, variant: Variant, seed: int, backend: Backend) -> dic
     """The parts of a run's identity that the spec (and the backend) decide."""
     duration: dict[str, float] = {
         "bootstrap": spec.duration.bootstrap,
-        "measure": backend.measure(spec),
+        "measure": backend.measure(spec, variant.name),
     }
     parts: dict[str, Any] = {
         "experiment": spec.name,  # mixed networks draw their hosts by it

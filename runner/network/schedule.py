@@ -23,6 +23,9 @@ class Process:
     args: tuple[str, ...]
     start: float  # seconds after the network starts
     stop: float | None = None  # stopped (SIGTERM) then; None: runs to the end
+    # Ends on its own, with status 0, before the end (a client whose
+    # workload stops after a number of cycles).
+    ends: bool = False
 
 
 def host_processes(
@@ -32,10 +35,12 @@ def host_processes(
     server_file: str,
     sessions: list[tuple[float, float | None]],
     cross_file: str | None = None,
+    ends: bool = False,
 ) -> list[Process]:
     """The processes of ``host``, in start order; a client's tgen runs in
-    each of its ``sessions`` (start, stop) in turn; a relay with cross
-    traffic runs ``cross_file`` in tgen from its first session's start."""
+    each of its ``sessions`` (start, stop) in turn (``ends``: it ends on its
+    own); a relay with cross traffic runs ``cross_file`` in tgen from its
+    first session's start."""
     if host.role == "server":
         return [Process("tgen", (server_file,), 1)]
     start = _TOR_START[host.role]
@@ -51,7 +56,7 @@ def host_processes(
     if host.role == "client":
         if workload_file is None:
             raise ValueError(f"client {host.name} has no workload")
-        processes.extend(Process("tgen", (workload_file,), a, b) for a, b in sessions)
+        processes.extend(Process("tgen", (workload_file,), a, b, ends) for a, b in sessions)
     elif cross_file is not None:
         processes.append(Process("tgen", (cross_file,), sessions[0][0] if sessions else start + 2))
     return processes

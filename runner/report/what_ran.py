@@ -76,10 +76,21 @@ def _heading(
             "had bootstrapped"
             if not backend.simulated
             else f"- simulated time: {spec.duration.bootstrap:.0f} s bootstrap + "
-            f"{backend.measure(spec):.0f} s of traffic"
+            f"{_traffic(spec, backend)} of traffic"
         ),
         "- " + versions_line(runs),
     ]
+
+
+def _traffic(spec: Spec, backend: Backend) -> str:
+    """The simulated traffic: the spec's, or each variant's own range."""
+    if not spec.variant_measure:
+        return f"{backend.measure(spec):.0f} s"
+    times = [backend.measure(spec, v.name) for v in spec.variants]
+    return (
+        f"{min(times):.0f} to {max(times):.0f} s, each variant its own "
+        "(its clients end after their cycles)"
+    )
 
 
 def _real_time_note(complete: list[RunRow]) -> str:

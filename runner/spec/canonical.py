@@ -15,11 +15,26 @@ from runner.spec.model import LEFT_OUT_WHILE_EMPTY, Spec
 
 # Where the spec was read from and its raw data: how it is written, not what it says.
 _LEFT_OUT = ("path", "sha256", "raw")
+# Fields added after the configs' snapshots: left out while empty, so that
+# specs that do not use them keep their canonical form.
+LEFT_OUT_EMPTY: dict[type, tuple[str, ...]] = {
+    Spec: ("variant_measure",),
+    **LEFT_OUT_WHILE_EMPTY,
+}
 
 
 def canonical_form(spec: Spec) -> dict[str, Any]:
     """``spec`` as JSON data, field by field (see the module)."""
-    return {f.name: _plain(getattr(spec, f.name)) for f in fields(spec) if f.name not in _LEFT_OUT}
+    return {
+        f.name: _plain(getattr(spec, f.name))
+        for f in fields(spec)
+        if f.name not in _LEFT_OUT and not _empty_new(spec, f.name)
+    }
+
+
+def _empty_new(value: Any, name: str) -> bool:
+    """Whether field ``name`` of ``value`` is a new one left empty."""
+    return name in LEFT_OUT_EMPTY.get(type(value), ()) and getattr(value, name) in (None, {}, (), 0)
 
 
 def canonical_json(spec: Spec) -> str:
@@ -32,11 +47,10 @@ def _plain(value: Any) -> Any:
     lists, mapping keys of any type (a topology's latencies are keyed by
     pairs of regions) as JSON text."""
     if is_dataclass(value) and not isinstance(value, type):
-        left_out = LEFT_OUT_WHILE_EMPTY.get(type(value), ())
         return {
             f.name: _plain(getattr(value, f.name))
             for f in fields(value)
-            if not (f.name in left_out and not getattr(value, f.name))
+            if not _empty_new(value, f.name)
         }
     if isinstance(value, dict):
         return {_key(_plain(k)): _plain(v) for k, v in value.items()}

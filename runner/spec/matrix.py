@@ -19,7 +19,7 @@ no exclusion; a grid's or an exclusion's factor names one level or a list)
 is a variant: ``all`` and one partial variant per factor, merged. A twin
 is a matrix variant with one more change and one more factor's level.
 Torrc lines of a role concatenate (``all`` first, then the factors in
-order); any other key set by two parts, a consensus
+order) and paces multiply (runner.spec.pace); any other key set by two parts, a consensus
 parameter among them, is an error. Each variant carries its levels under
 ``factors``, so analyses read them instead of parsing names.
 
@@ -82,6 +82,12 @@ def _merge(parts: list[tuple[Where, dict[str, Any]]]) -> dict[str, Any]:
                         )
                     owner[label] = where.key
                     consensus[param] = setting
+                continue
+            if key == "pace":
+                # Each factor's level slows or speeds the rounds: paces multiply.
+                if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+                    raise where.child("pace").error("expected a positive number")
+                merged["pace"] = round(merged.get("pace", 1.0) * value, 6)
                 continue
             if key in owner:
                 raise where.child(key).error(

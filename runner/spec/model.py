@@ -193,6 +193,14 @@ class Variant:
     # (and the first exit) of one draw per seed and client, the same in
     # every variant (runner.network.pinned_paths); 0: tor draws its paths.
     pinned_path: int = yaml_key(Param("int", default=0, minimum=0, maximum=8))
+    # Rate of each cross-traffic flow (bits per second) in this variant: a
+    # flow paced by a packet model instead of a greedy TCP transfer; None:
+    # greedy.
+    cross_rate: float | None = yaml_key(Param("bandwidth", minimum=8000), default=None)
+    # How fast this variant's rounds are expected to run, as a share of the
+    # rounds workload's ``rate`` (a matrix multiplies its levels' paces):
+    # with ``cycles`` its simulated time follows (runner.spec.pace); None: 1.
+    pace: float | None = yaml_key(Param("float", minimum=0.001, maximum=1000.0), default=None)
     # The variant's level of each factor, when it comes from a matrix
     # (runner.spec.matrix writes them).
     factors: dict[str, str] = yaml_key(default_factory=dict)
@@ -206,7 +214,7 @@ class Variant:
 # Fields added after runs and snapshots were made: left out of a run's
 # identity and a spec's canonical form while empty, so that specs that do
 # not give them keep both (runner.network.identity, runner.spec.canonical).
-LEFT_OUT_WHILE_EMPTY: dict[type, tuple[str, ...]] = {Variant: ("pinned_path",)}
+LEFT_OUT_WHILE_EMPTY: dict[type, tuple[str, ...]] = {Variant: ("pinned_path", "cross_rate", "pace")}
 
 
 def client_sections(cls: str) -> list[str]:
@@ -329,6 +337,9 @@ class Spec:
     # The published claims the hypotheses test and those the spec cannot
     # (runner.spec.claims); None if it names none.
     claims: ClaimsLedger | None = yaml_key(default=None)
+    # Seconds of traffic of the variants whose clients end after their
+    # cycles (runner.spec.pace), by name; the others measure ``duration.measure``.
+    variant_measure: dict[str, float] = field(default_factory=dict)
 
     def variant(self, name: str) -> Variant:
         for variant in self.variants:
@@ -347,6 +358,14 @@ class Spec:
     @property
     def stop_time(self) -> float:
         return self.duration.bootstrap + self.duration.measure
+
+    def measure_of(self, variant: str) -> float:
+        """Seconds of traffic ``variant`` simulates."""
+        return self.variant_measure.get(variant, self.duration.measure)
+
+    def mean_measure(self) -> float:
+        """The mean over the variants of their seconds of traffic."""
+        return sum(self.measure_of(v.name) for v in self.variants) / max(len(self.variants), 1)
 
     def class_sizes(self) -> dict[str, tuple[int, ...]]:
         """The transfer sizes each client class's workload asks for."""

@@ -37,6 +37,7 @@ from runner.spec.model import (
 )
 from runner.spec.network import parse_network
 from runner.spec.own_name import check_own_name
+from runner.spec.pace import variant_measures
 from runner.spec.read import read_spec_yaml
 from runner.spec.seeds import parse_seeds
 from runner.spec.variants import parse_new_params, parse_variants
@@ -99,6 +100,7 @@ def parse_spec(
         seed_rounds=seed_rounds,
         raw=body,
         claims=claims,
+        variant_measure=variant_measures(variants, network, workloads, duration.measure, top),
     )
 
 
@@ -152,9 +154,14 @@ def _variants(
     )
     check_references(list(variants), top.child("variants"))
     for v in variants:
-        if v.cross_flows is not None and network.cross_traffic is None:
-            raise top.child(f"variants.{v.name}.cross_flows").error(
-                "the network has no cross_traffic for a variant to change"
+        for key, value in (("cross_flows", v.cross_flows), ("cross_rate", v.cross_rate)):
+            if value is not None and network.cross_traffic is None:
+                raise top.child(f"variants.{v.name}.{key}").error(
+                    "the network has no cross_traffic for a variant to change"
+                )
+        if v.cross_rate is not None and network.cross_traffic.direction != "down":  # type: ignore[union-attr]
+            raise top.child(f"variants.{v.name}.cross_rate").error(
+                "expected cross_traffic with direction down: paced flows are sent by the servers"
             )
     return variants
 

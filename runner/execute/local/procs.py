@@ -76,6 +76,8 @@ def kill_all() -> None:
 class ProcessSet:
     def __init__(self) -> None:
         self.procs: list[tuple[str, subprocess.Popen[bytes]]] = []
+        # Processes meant to end on their own: status 0 is no failure.
+        self.may_end: set[str] = set()
 
     def start(
         self,
@@ -102,8 +104,13 @@ class ProcessSet:
         return proc
 
     def exited(self) -> list[tuple[str, int]]:
-        """(name, exit status) of every process that has stopped."""
-        return [(n, p.returncode) for n, p in self.procs if p.poll() is not None]
+        """(name, exit status) of every process that has stopped, but those
+        meant to end on their own that ended well."""
+        return [
+            (n, p.returncode)
+            for n, p in self.procs
+            if p.poll() is not None and not (n in self.may_end and p.returncode == 0)
+        ]
 
     def stop(self, name: str, grace: float = 5.0) -> None:
         """Stop the process called ``name`` (TERM, then KILL) as planned: it

@@ -257,6 +257,8 @@ class _Starter:
         self.procs.start(
             f"{host}/{stem}", cmd, home, home / f"{stem}.stdout", home / f"{stem}.stderr", env
         )
+        if entry.get("ends"):
+            self.procs.may_end.add(f"{host}/{stem}")
         self.logs[(host, entry["program"])] = home / f"{stem}.stdout"
         return f"{host}/{stem}"
 

@@ -11,6 +11,7 @@ from runner.analyses.workload_rounds import (
     FairnessGap,
     PhaseSummary,
     class_phases,
+    cycles_completed,
     fairness_gaps,
     rounds,
     summarize,
@@ -26,6 +27,7 @@ from runner.experiments.mctor.connections import (
     pinned_path,
     stream_circuits,
 )
+from runner.experiments.mctor.fair_share import ShareCheck, share_checks
 from runner.experiments.mctor.loss_gain import LossGain, loss_gains
 from runner.experiments.mctor.tables import PLACEMENTS
 from runner.spec.model import Spec, Variant
@@ -94,6 +96,10 @@ class MctorResult:
     failures: list[Failure]
     # The change of N connections over one, per phase, beside the loss rate.
     loss_gains: list[LossGain] = field(default_factory=list)
+    # (variant, seed) -> the cycles of every phase the run completed.
+    cycles: dict[tuple[str, int], int] = field(default_factory=dict)
+    # Claim M8's fair share beside the measured throughput of N connections.
+    shares: list[ShareCheck] = field(default_factory=list)
 
 
 def mctor_result(inp: Inputs) -> MctorResult:
@@ -112,8 +118,9 @@ def mctor_result(inp: Inputs) -> MctorResult:
     gaps = fairness_gaps(all_rounds, variants)
     gains = loss_gains(spec, all_rounds)
     few = too_few_rounds(all_rounds, spec.checks.min_rounds_per_phase)
+    cycles, shares = cycles_completed(all_rounds), share_checks(spec, gains)
     if not expected:
-        return MctorResult(True, summaries, gaps, {}, [], [], [], few, gains)
+        return MctorResult(True, summaries, gaps, {}, [], [], [], few, gains, cycles, shares)
     paths = pinned_paths(spec, inp.measured_clients)
     placements = PLACEMENTS.read_from(inp.layout)
     hops = hop_checks(placements, paths, expected)
@@ -128,7 +135,9 @@ def mctor_result(inp: Inputs) -> MctorResult:
     failures += [hop_failure(h) for h in hops if not h.ok]
     failures += [circuits_failure(u) for u in used if u.ok is False]
     failures += [spread_failure(s) for s in spread if s.ok is False]
-    return MctorResult(True, summaries, gaps, expected, hops, used, spread, failures, gains)
+    return MctorResult(
+        True, summaries, gaps, expected, hops, used, spread, failures, gains, cycles, shares
+    )
 
 
 def hop_failure(hop: HopCheck) -> Failure:

@@ -14,6 +14,7 @@ from runner.analyses.inputs import Inputs
 from runner.analyses.workload_rounds import FairnessGap, PhaseSummary
 from runner.experiments.mctor.analysis import MctorResult, stream_rule
 from runner.experiments.mctor.connections import HopCheck
+from runner.experiments.mctor.fair_share import ShareCheck
 from runner.experiments.mctor.loss_gain import CONNECTIONS, LossGain
 from runner.report.base import Section
 from runner.report.markdown import table
@@ -162,6 +163,8 @@ def mctor_sections(result: MctorResult, inp: Inputs, out: Path) -> Section:
     gain_lines, gain_plots = _gain_lines(result.loss_gains, out)
     lines += gain_lines
     plots += gain_plots
+    lines += _share_lines(result.shares)
+    lines += _cycles_lines(result.cycles, spec)
     lines += _fairness_lines(result.gaps)
     if result.expected:
         lines += _connections_lines(result.hops, variants)
@@ -210,6 +213,72 @@ def _rounds_lines(summaries: list[PhaseSummary], spec: Spec) -> list[str]:
                 s.throughput.format(1, "", 1),
             ]
             for s in summaries
+        ],
+    )
+
+
+def _share_lines(shares: list[ShareCheck]) -> list[str]:
+    """Claim M8's fair share beside the throughput N connections got."""
+    if not shares:
+        return []
+    lines = [
+        "",
+        "## Fair share per connection (claim M8)",
+        "",
+        "M8's model: m connections among k flows sharing a link get m / (1 + (m - 1) / k) "
+        "of one share, where k counts the greedy TCP flows competing at the middle plus "
+        "the path's connection (a paced flow takes its rate, not a share, and counts "
+        "none; without competing flows k = 1 and the model predicts no gain). Beside it, "
+        "the throughput of a round over m connections against one connection's in the "
+        "same scenario and loss: the inverse of the Gain against loss table's change, "
+        "mean over seeds with its 95% interval. The model predicts the share of a link "
+        "the connections contend for; where loss or the path's windows limit a round "
+        "instead, the two need not agree.",
+        "",
+    ]
+    return lines + table(
+        ["variant", "against", "phase", "m", "k", "predicted (shares)", "measured (x)"],
+        [
+            [
+                c.variant,
+                c.reference,
+                c.phase,
+                str(c.connections),
+                str(c.flows),
+                f"{c.predicted:.2f}",
+                c.measured.format(1, "", 2),
+            ]
+            for c in shares
+        ],
+    )
+
+
+def _cycles_lines(cycles: dict[tuple[str, int], int], spec: Spec) -> list[str]:
+    """How many cycles of every phase each run completed, beside the
+    traffic its variant simulated."""
+    if not cycles:
+        return []
+    lines = [
+        "",
+        "## Cycles per run",
+        "",
+        "The cycles each run completed: the fewest complete rounds of any phase of any "
+        "measured client. Where the workload stops its clients after a number of cycles, "
+        "each variant simulates its own expected time for them (runner/spec/pace.py).",
+        "",
+    ]
+    order = {v.name: i for i, v in enumerate(spec.variants)}
+    variants = sorted({v for v, _ in cycles}, key=lambda v: (order.get(v, len(order)), v))
+    seeds = sorted({s for _, s in cycles})
+    return lines + table(
+        ["variant", "traffic simulated (s)", *(f"seed {s}" for s in seeds)],
+        [
+            [
+                v,
+                f"{spec.measure_of(v):.0f}",
+                *(str(cycles[(v, s)]) if (v, s) in cycles else "–" for s in seeds),
+            ]
+            for v in variants
         ],
     )
 
