@@ -46,14 +46,17 @@ class OpenClaim:
 def open_claims(spec: Spec, found: Sequence[Answer]) -> list[OpenClaim]:
     """The spec's confirmatory hypotheses not yet decided, with the seeds
     each needs: its answer's ``seeds_needed`` where the spread is known,
-    else the fewest an interval needs. The one place the campaign reads the
+    else the fewest an interval needs, and never fewer than the seeds of
+    the design's first look (``decide_from``). The one place the campaign reads the
     statistics' rule."""
     claims = []
+    # A confirmatory look decides nothing before the design's first look.
+    first_look = spec.seed_rounds.decide_from if spec.seed_rounds is not None else 0
     for a in found:
         if a.family != CONFIRMATORY or (not a.too_few and a.verdict != UNDETERMINED):
             continue
         have = a.estimate.n
-        needed = max(a.seeds_needed or 0, MIN_INTERVAL_SEEDS, have + 1)
+        needed = max(a.seeds_needed or 0, MIN_INTERVAL_SEEDS, first_look, have + 1)
         variants = with_references(spec, a.hypothesis.variants)
         claims.append(OpenClaim(spec.name, a.hypothesis.name, have, needed, variants))
     return claims
@@ -191,11 +194,13 @@ def run_steps(
     run_step: Callable[[Step], float],
     budget_s: float,
     console: Console,
+    spent_before: float = 0.0,
 ) -> CampaignResult:
     """Run each step (``run_step`` runs and stores it, and gives the CPU
-    seconds it took) while its predicted CPU fits what is left; say what
-    each costs against the budget."""
-    spent = 0.0
+    seconds it took) while its predicted CPU fits what is left of the
+    budget after ``spent_before``; say what each costs against the budget.
+    The result's ``spent_s`` counts this call's steps only."""
+    spent = spent_before
     ran: list[Step] = []
     for index, step in enumerate(steps):
         if spent + step.cpu_s > budget_s:
@@ -203,7 +208,7 @@ def run_steps(
                 f"stop: {step.why()} would pass the budget "
                 f"({spent / 3600:.2f} of {budget_s / 3600:.2f} CPU-h spent)"
             )
-            return CampaignResult(0, ran, spent, budget_s, list(steps[index:]))
+            return CampaignResult(0, ran, spent - spent_before, budget_s, list(steps[index:]))
         console.out(f"running {step.why()}")
         spent += run_step(step)
         ran.append(step)
@@ -211,7 +216,7 @@ def run_steps(
             f"  done: {spent / 3600:.2f} of {budget_s / 3600:.2f} CPU-h spent "
             f"({spent / budget_s:.0%})"
         )
-    return CampaignResult(0, ran, spent, budget_s, [])
+    return CampaignResult(0, ran, spent - spent_before, budget_s, [])
 
 
 def step_spec(spec: Spec, step: Step) -> Spec:

@@ -134,8 +134,40 @@ def campaign(
 ) -> CampaignResult:
     """Choose the steps over ``specs`` within ``budget_h`` CPU-hours and run
     them; ``fits`` refuses (raises) an experiment too large for where its
-    runs go, before any run starts."""
+    runs go, before any run starts. Once the chosen steps have run, the
+    choice is made again from the answers and the budget left (runs cost
+    other than predicted, and a claim may be decided), until no step fits."""
     budget_s = budget_h * HOUR
+    ran: list[Step] = []
+    spent = 0.0
+    paths: dict[str, str] = {}  # experiment -> its spec's path
+    while True:
+        found, seen = _campaign_pass(
+            specs, budget_s, spent, results, backend, options, console, fits
+        )
+        paths |= seen
+        ran += found.ran
+        spent += found.spent_s
+        if not found.ran or found.left_out:
+            result = CampaignResult(found.code, ran, spent, budget_s, found.left_out)
+            break
+        console.out(f"campaign: {len(ran)} steps run; choosing again with what is left")
+    _tell_result(result, [paths[n] for n in dict.fromkeys(s.experiment for s in ran)], console)
+    return result
+
+
+def _campaign_pass(
+    specs: Sequence[str | Path],
+    budget_s: float,
+    spent_s: float,
+    results: str | Path,
+    backend: str | None,
+    options: RunOptions,
+    console: Console,
+    fits: Callable[[Experiment], None] | None,
+) -> tuple[CampaignResult, dict[str, str]]:
+    """One choice of steps within what is left of the budget, and its run;
+    with each planned experiment's spec path."""
     planned: dict[str, Planned] = {}
     for path in specs:
         exp = Experiment.load(path, results, backend, console=console)
@@ -146,9 +178,9 @@ def campaign(
         {n: p.claims for n, p in planned.items()},
         {n: p.cpu for n, p in planned.items()},
         {n: p.seeds for n, p in planned.items()},
-        budget_s,
+        budget_s - spent_s,
     )
-    _tell_choice(steps, budget_s, console)
+    _tell_choice(steps, budget_s - spent_s, console)
     for name in dict.fromkeys(s.experiment for s in steps):
         if fits is not None:
             fits(planned[name].exp)
@@ -159,9 +191,8 @@ def campaign(
             p.exp.run_and_store(step_spec(p.spec, step), options)
         return step_cpu(p, step)
 
-    result = run_steps(steps, run_step, budget_s, console)
-    _tell_result(result, [planned[s.experiment] for s in result.ran], console)
-    return result
+    result = run_steps(steps, run_step, budget_s, console, spent_s)
+    return result, {n: str(p.exp.written.path) for n, p in planned.items()}
 
 
 def _tell_choice(steps: Sequence[Step], budget_s: float, console: Console) -> None:
@@ -180,12 +211,12 @@ def _tell_choice(steps: Sequence[Step], budget_s: float, console: Console) -> No
         console.out(f"  {index}. {step.why()}")
 
 
-def _tell_result(result: CampaignResult, ran: Sequence[Planned], console: Console) -> None:
+def _tell_result(result: CampaignResult, paths: Sequence[str], console: Console) -> None:
     runs = sum(len(s.variants) for s in result.ran)
     console.out(
         f"campaign: {len(result.ran)} steps ({runs} runs) in "
         f"{result.spent_s / HOUR:.2f} of {result.budget_s / HOUR:.2f} CPU-h, "
         "each run stored as it completed"
     )
-    for path in dict.fromkeys(str(p.exp.written.path) for p in ran):
+    for path in paths:
         console.out(f"  answers with them: python -m runner analyze {path}")
