@@ -126,6 +126,7 @@ def write_claims_page(
         section_has_results,
     )
     from runner.report.forest_rows import record_rows, table_rows
+    from runner.spec.conditions import conditions_line
 
     say = console or Console.quiet()
     published = published_sections(out.read_text()) if out.is_file() else {}
@@ -143,7 +144,11 @@ def write_claims_page(
             continue
         answered += found is not None
         records = spec_records(spec, found)
-        sections.append(experiment_section(spec.name, str(path), spec.claims, records, source))
+        sections.append(
+            experiment_section(
+                spec.name, str(path), spec.claims, records, source, conditions_line(spec)
+            )
+        )
         panels.append((spec.name, record_rows(records)))
     _write_page(out, sections, panels)
     return ClaimsPage(out, len(sections), answered, tuple(kept))
