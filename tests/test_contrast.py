@@ -320,3 +320,21 @@ def test_tortoise_t4_and_t6_written_in_a_spec_are_reported(tmp_path: Path) -> No
     claims = text[text.index("## Claims") : text.index("## Answers")]
     assert "T4" in claims and "T6" in claims and "+38" in claims
     assert "over every other measured client's" in text
+
+
+def test_the_claims_table_says_what_a_contrast_of_changes_and_same_clients_read() -> None:
+    from runner.analyses.answers import hypothesis_fields
+    from runner.report.claims import reading_text
+
+    assert reading_text(hypothesis_fields(T1)) == (
+        "client_bandwidth, bulk's change over web's: at least 10% decrease"
+    )
+    assert reading_text(hypothesis_fields(T4)) == (
+        "client_bandwidth, client-relay over others: at least 10% increase"
+    )
+    own = replace(T4, reference="limited", contrast=None, same_clients=True)
+    assert hypothesis_fields(own)["same_clients"] is True
+    assert "same_clients" not in hypothesis_fields(T4)  # answers of others read as before
+    assert reading_text(hypothesis_fields(own)) == (
+        "client_bandwidth, the same clients in limited: at least 10% increase"
+    )

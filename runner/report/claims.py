@@ -91,7 +91,12 @@ def reading_text(record: dict[str, Any]) -> str:
         sizes = ", ".join(human_size(int(size)) for size in record["sizes_bytes"])
         parts.append(f"pooled over {sizes}")
     if record.get("contrast"):
-        parts.append(f"{record.get('class')} over {record['contrast']}")
+        cls, against = record.get("class"), record["contrast"]
+        # With a reference of its own, a contrast is of the two groups' changes.
+        changes = record.get("reference") not in (None, record.get("variant"))
+        parts.append(f"{cls}'s change over {against}'s" if changes else f"{cls} over {against}")
+    if record.get("same_clients"):
+        parts.append(f"the same clients in {record.get('reference')}")
     if record.get("interaction"):
         parts.append("ratio of ratios")
     smallest = number(float(record["smallest_change"]) * 100, 0)
