@@ -128,6 +128,7 @@ def write_claims_page(
         with_unstored_note,
     )
     from runner.report.forest_rows import record_rows, table_rows
+    from runner.spec.conditions import conditions_line
     from runner.tables.store import stored_runs
 
     say = console or Console.quiet()
@@ -148,7 +149,11 @@ def write_claims_page(
             continue
         answered += found is not None
         records = spec_records(spec, found)
-        sections.append(experiment_section(spec.name, str(path), spec.claims, records, source))
+        sections.append(
+            experiment_section(
+                spec.name, str(path), spec.claims, records, source, conditions_line(spec)
+            )
+        )
         panels.append((spec.name, record_rows(records)))
     _write_page(out, sections, panels)
     return ClaimsPage(out, len(sections), answered, tuple(kept))

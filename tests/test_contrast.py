@@ -8,6 +8,7 @@ import json
 import math
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -126,7 +127,8 @@ def test_a_spec_states_a_contrast_and_bad_ones_are_refused() -> None:
             "contrast",
             "needs a `class:`",
         ),
-        (base | {"contrast": "web", "reference": "unlimited"}, "reference", "expected no"),
+        (base | {"contrast": "web", "reference": "relays-low"}, "reference", "other than"),
+        (base | {"contrast": "web", "same_clients": True}, "same_clients", "a contrast"),
         (
             base | {"contrast": "web", "interaction": {"variant": "a", "reference": "b"}},
             "interaction",
@@ -137,6 +139,134 @@ def test_a_spec_states_a_contrast_and_bad_ones_are_refused() -> None:
         with pytest.raises(SpecError, match=message) as caught:
             parse_hypotheses([bad], where, VARIANTS, CLASSES)
         assert key in str(caught.value)
+
+
+# T1 as the paper reads it: the limit costs bulk clients more than web ones,
+# each class's change in the same runs (the paper's 0.70 over 0.85).
+T1 = replace(
+    T4,
+    name="bulk-suffers-more",
+    variant="limited",
+    reference="unlimited",
+    cls="bulk",
+    contrast="web",
+    expect="decrease",
+)
+
+
+def _classes_under(variant: str, seed: int, factors: dict[str, float], level: float) -> Any:
+    rows: list[TransferRow] = []
+    bandwidths: list[ClientBandwidth] = []
+    for group, factor in factors.items():
+        more_rows, more_bandwidths = _clients(variant, seed, group, factor * level, 4)
+        rows += more_rows
+        bandwidths += more_bandwidths
+    return rows, bandwidths
+
+
+def test_a_contrast_with_a_reference_is_the_class_change_over_the_groups() -> None:
+    rows: list[TransferRow] = []
+    bandwidths: list[ClientBandwidth] = []
+    for seed in range(1, 7):
+        level = 100.0 * (1 + seed / 7)  # networks differ; the changes do not
+        # Unlimited, bulk clients are faster than web ones: the contrast of
+        # changes leaves that out, where a contrast in one run would not.
+        for variant, factors in (
+            ("unlimited", {"bulk": 1.75, "web": 1.0}),
+            ("limited", {"bulk": 1.75 * 0.70, "web": 0.85}),
+        ):
+            more_rows, more_bandwidths = _classes_under(variant, seed, factors, level)
+            rows += more_rows
+            bandwidths += more_bandwidths
+    assert T1.sides == (
+        Side("limited", "bulk"),
+        Side("limited", "web"),
+        Side("unlimited", "bulk"),
+        Side("unlimited", "web"),
+    )
+    assert T1.ratio_of_ratios and T1.variants == ("limited", "unlimited")
+    found = answer(T1, rows, bandwidths)
+    assert found.estimate.n == 6
+    assert found.estimate.mean == pytest.approx(0.70 / 0.85 - 1, abs=0.03)
+    assert found.verdict == SUPPORTED
+    parts = spread(T1, rows, bandwidths)  # its seeds' spread alone, as an interaction's
+    assert parts is not None and parts.clients is None
+    assert parts.effect == pytest.approx(math.log(0.70 / 0.85), abs=0.03)
+    assert "limited vs unlimited: the change in client_bandwidth of bulk over web's" in (
+        T1.describe()
+    )
+    (parsed,) = parse_hypotheses(
+        [
+            {
+                "name": "h",
+                "variant": "limited",
+                "reference": "unlimited",
+                "metric": "client_bandwidth",
+                "class": "bulk",
+                "contrast": "web",
+                "expect": "decrease",
+                "smallest_change": "10%",
+                "extension": "test",
+            }
+        ],
+        Where("x.yaml", "hypotheses"),
+        ["unlimited", "limited"],
+        CLASSES,
+    )
+    assert parsed.sides == T1.sides
+
+
+def test_same_clients_read_a_relay_runners_own_gain() -> None:
+    """T4 as a runner's own gain: the clients that run a relay in
+    relays-low, against the same hosts in limited, where they run none."""
+    t4 = replace(T4, reference="limited", contrast=None, same_clients=True)
+    rows: list[TransferRow] = []
+    bandwidths: list[ClientBandwidth] = []
+    for seed in range(1, 7):
+        level = 100.0 * (1 + seed / 7)
+        for variant, runner_rate, runner_group in (
+            ("limited", level, "web"),
+            ("relays-low", 1.38 * level, "client-relay"),
+        ):
+            # Hosts web0-web2 run a relay in relays-low; web3-web6 never do,
+            # and are slower, so a group contrast would read another number.
+            for i in range(7):
+                runs_relay = i < 3
+                one_rows, one = _clients(
+                    variant, seed, "web", runner_rate if runs_relay else 0.5 * level, 1
+                )
+                host = f"web{i}"
+                rows += [replace(r, host=host) for r in one_rows]
+                group = runner_group if runs_relay else "web"
+                bandwidths += [replace(b, host=host, group=group) for b in one]
+    assert t4.sides[1] == Side("limited", "client-relay", clients_of="relays-low")
+    found = answer(t4, rows, bandwidths)
+    assert found.estimate.n == 6
+    assert found.estimate.mean == pytest.approx(0.38, abs=0.05)
+    assert "(the same clients in limited's runs)" in t4.describe()
+    # Without it, the client-relay group is empty in limited: no seed pairs.
+    assert answer(replace(t4, same_clients=False), rows, bandwidths).estimate.n == 0
+    where = Where("x.yaml", "hypotheses")
+    base = {
+        "name": "h",
+        "variant": "relays-low",
+        "reference": "unlimited",
+        "metric": "client_bandwidth",
+        "class": "client-relay",
+        "expect": "increase",
+        "smallest_change": "10%",
+        "same_clients": True,
+        "extension": "test",
+    }
+    (parsed,) = parse_hypotheses([base], where, VARIANTS, CLASSES)
+    assert parsed.same_clients and parsed.sides[1].clients_of == "relays-low"
+    for bad, message in (
+        ({k: v for k, v in base.items() if k != "class"}, "a `class:`"),
+        (base | {"metric": "ttlb", "class": "web"}, "same_clients applies to client_bandwidth"),
+    ):
+        with pytest.raises(SpecError, match=message) as caught:
+            parse_hypotheses([bad], where, VARIANTS, CLASSES)
+        assert "same_clients" in str(caught.value)
 
 
 def test_tortoise_t4_and_t6_written_in_a_spec_are_reported(tmp_path: Path) -> None:
@@ -190,3 +320,21 @@ def test_tortoise_t4_and_t6_written_in_a_spec_are_reported(tmp_path: Path) -> No
     claims = text[text.index("## Claims") : text.index("## Answers")]
     assert "T4" in claims and "T6" in claims and "+38" in claims
     assert "over every other measured client's" in text
+
+
+def test_the_claims_table_says_what_a_contrast_of_changes_and_same_clients_read() -> None:
+    from runner.analyses.answers import hypothesis_fields
+    from runner.report.claims import reading_text
+
+    assert reading_text(hypothesis_fields(T1)) == (
+        "client_bandwidth, bulk's change over web's: at least 10% decrease"
+    )
+    assert reading_text(hypothesis_fields(T4)) == (
+        "client_bandwidth, client-relay over others: at least 10% increase"
+    )
+    own = replace(T4, reference="limited", contrast=None, same_clients=True)
+    assert hypothesis_fields(own)["same_clients"] is True
+    assert "same_clients" not in hypothesis_fields(T4)  # answers of others read as before
+    assert reading_text(hypothesis_fields(own)) == (
+        "client_bandwidth, the same clients in limited: at least 10% increase"
+    )

@@ -45,6 +45,31 @@ def test_a_measured_limit_is_shown_per_seed_beside_what_it_did() -> None:
     assert round(low.bulk or 0, 3) == 0.5 and round(low.web or 0, 3) == 0.9
     # A variant that changes more than the limit says so.
     assert settings["relays20-low"].only_the_limit is False and low.only_the_limit
+    # Where it sat against each class's unlimited mean (160 and 120 KiB/s).
+    assert round(low.seeds[0].rate_over_bulk or 0, 3) == round(220_000 / 1024 / 160, 3)
+    assert round(low.rate_over_web or 0, 3) == round((220_000 + 250_000) / 2 / 1024 / 120, 3)
+
+
+def test_a_limit_given_in_the_consensus_is_read_against_the_baseline() -> None:
+    """tortoise-paper's absolute limits: the same rate every seed, read
+    against the unlimited baseline, with its multiple of each class's mean."""
+    from runner.experiments import load_spec
+
+    spec = load_spec(CONFIGS / "tortoise-paper.yaml")
+    relays = [RelayRow("limit-low", 1, "relay1", "guard", (), 1, True, 102400, 102400)]
+    bandwidths = [
+        _bandwidth("unlimited", 1, "b1", "bulk", 80),
+        _bandwidth("unlimited", 1, "w1", "web", 40),
+        _bandwidth("limit-low", 1, "b1", "bulk", 56),
+        _bandwidth("limit-low", 1, "w1", "web", 34),
+    ]
+    settings = {s.variant: s for s in limit_settings(spec, relays, bandwidths)}
+    assert "unlimited" not in settings and "relays20" not in settings  # no limit of their own
+    low = settings["limit-low"]
+    assert (low.rule, low.reference) == ("100 KiB/s in the consensus, every seed", "unlimited")
+    assert (low.rate_over_bulk, low.rate_over_web) == (1.25, 2.5)
+    assert round(low.bulk or 0, 3) == 0.7 and round(low.web or 0, 3) == 0.85
+    assert settings["limit-high"].rule.startswith("200 KiB/s") and not settings["limit-high"].seeds
 
 
 def _rounds(variant: str, seed: int, phase: str, seconds: float) -> list[Round]:

@@ -230,9 +230,21 @@ def per_seed_samples(
     transfers = list(transfers)
     collected: dict[tuple[int, int], dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
 
-    def add(variant: str, seed: int, group: str, host: str, value: Any) -> None:
+    def add(
+        variant: str,
+        seed: int,
+        group: str,
+        host: str,
+        value: Any,
+        groups: Mapping[tuple[str, int, str], str] | None = None,
+    ) -> None:
+        """``groups``: each client's group by (variant, seed, host), for a
+        side that reads the clients of another variant's run of the seed."""
         for i, side in enumerate(h.sides):
-            if side.holds(variant, group):
+            read_as = group
+            if side.clients_of is not None and groups is not None:
+                read_as = groups.get((side.clients_of, seed, host), "")
+            if side.holds(variant, read_as):
                 collected[(i, seed)][host].append(value)
 
     def samples() -> dict[tuple[int, int], ClientValues]:
@@ -243,7 +255,7 @@ def per_seed_samples(
         for row in transfers:
             group = groups.get((row.variant, row.seed, row.host))
             if group is not None and row.measured and row.success and row.ttlb:
-                add(row.variant, row.seed, group, row.host, (row.size, row.ttlb))
+                add(row.variant, row.seed, group, row.host, (row.size, row.ttlb), groups)
         return samples(), ClientRate()
     if h.metric == "round_completion":
         classes = {(row.variant, row.seed, row.host): row.cls for row in transfers}
@@ -333,7 +345,7 @@ def seed_change(
 ) -> PairedChange:
     """The hypothesis's change from ``seed_samples``: a plain ratio or an
     interaction of two."""
-    if h.interaction is not None:
+    if h.ratio_of_ratios:
         return interaction_change([(a, b, c, d) for a, b, c, d in seeds], statistic, critical)
     return paired_change([(a, b) for a, b in seeds], statistic, critical)
 
@@ -617,6 +629,8 @@ def hypothesis_fields(h: Hypothesis) -> dict[str, Any]:
         "reference": h.reference,
         "interaction": list(h.interaction) if h.interaction else None,
         "contrast": h.contrast,
+        # Only where set, so that answers of other hypotheses read as before.
+        **({"same_clients": True} if h.same_clients else {}),
         "metric": h.metric,
         "class": h.cls,
         "size_bytes": h.size,

@@ -172,7 +172,7 @@ def spread(
     as run predicts: where the within-seed bootstraps exceed it, they are
     scaled down to fit inside it. An interaction's or a pooled hypothesis's
     spread is its seeds' spread alone (no part is split off)."""
-    if h.sizes or h.interaction is not None:
+    if h.sizes or h.ratio_of_ratios:
         return _seeds_only(h, transfers, bandwidths, rounds)
     samples, statistic = per_seed_samples(h, transfers, bandwidths, rounds)
     seeded = seeded_samples(h, samples)
@@ -221,7 +221,7 @@ def _seeds_only(
     bandwidths: Sequence[ClientBandwidth],
     rounds: Sequence[Round],
 ) -> Spread | None:
-    """The spread of an interaction or a pooled hypothesis: its seeds' alone."""
+    """The spread of a ratio of ratios or a pooled hypothesis: its seeds' alone."""
     if h.sizes:
         per_seed = tuple(
             (seed, math.log(r)) for seed, r in pooled_ratios(h, transfers, bandwidths, rounds)

@@ -27,6 +27,7 @@ from runner.report.forest import forest_svg
 from runner.report.forest_rows import record_rows
 from runner.report.html import write_html
 from runner.report.what_ran import versions_line, what_ran
+from runner.spec.conditions import conditions_line
 from runner.spec.model import Spec
 from runner.tables.runs import RunRow
 from runner.tables.schema import LogDamageRow, TransferRow, read_log_damage
@@ -84,7 +85,7 @@ def _report_text(
     answered = answers_section(found.answers, found.cpu_hours, spec.seed_rounds is not None)
     # The published claims and the answers open the report, right after its
     # title and description.
-    claimed = claims_section(found.records, spec.claims, plot)
+    claimed = claims_section(found.records, spec.claims, plot, conditions_line(spec))
     lines = [*head, *claimed, *([""] if claimed else []), *answered[1:], "", *ran]
     lines += _checks_lines(sections, damage, found.failures)
     for section in sections:

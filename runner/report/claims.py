@@ -91,7 +91,12 @@ def reading_text(record: dict[str, Any]) -> str:
         sizes = ", ".join(human_size(int(size)) for size in record["sizes_bytes"])
         parts.append(f"pooled over {sizes}")
     if record.get("contrast"):
-        parts.append(f"{record.get('class')} over {record['contrast']}")
+        cls, against = record.get("class"), record["contrast"]
+        # With a reference of its own, a contrast is of the two groups' changes.
+        changes = record.get("reference") not in (None, record.get("variant"))
+        parts.append(f"{cls}'s change over {against}'s" if changes else f"{cls} over {against}")
+    if record.get("same_clients"):
+        parts.append(f"the same clients in {record.get('reference')}")
     if record.get("interaction"):
         parts.append("ratio of ratios")
     smallest = number(float(record["smallest_change"]) * 100, 0)
@@ -117,11 +122,16 @@ def claim_row(record: dict[str, Any]) -> list[str]:
     return row + [project, _verdict(record), _inside(claim)]
 
 
-def claims_body(records: Sequence[dict[str, Any]], ledger: ClaimsLedger | None) -> list[str]:
-    """The claims table, then a line with the claims the spec cannot test
-    and why, and one with its extensions (the project's own questions)."""
+def claims_body(
+    records: Sequence[dict[str, Any]], ledger: ClaimsLedger | None, conditions: str = ""
+) -> list[str]:
+    """The conditions the runs had (``conditions``: runner.spec.conditions'
+    line, where given), the claims table, then a line with the claims the
+    spec cannot test and why, and one with its extensions (the project's
+    own questions)."""
     rows = [claim_row(r) for r in records if r.get("claim")]
-    lines = table(HEADER, rows) if rows else ["No hypothesis tests a published claim."]
+    lines = [f"Its claims are tested {conditions}.", ""] if conditions and rows else []
+    lines += table(HEADER, rows) if rows else ["No hypothesis tests a published claim."]
     if ledger is not None and ledger.not_tested:
         lines += [
             "",
@@ -143,15 +153,18 @@ PLOT_TEXT = (
 
 
 def claims_section(
-    records: Sequence[dict[str, Any]], ledger: ClaimsLedger | None, plot: str | None = None
+    records: Sequence[dict[str, Any]],
+    ledger: ClaimsLedger | None,
+    plot: str | None = None,
+    conditions: str = "",
 ) -> list[str]:
     """The report's Claims section (none where the spec states no hypothesis
     and names no claim), with the forest plot of its claims where ``plot``
-    names its file."""
+    names its file; ``conditions``: as claims_body's."""
     if not records and ledger is None:
         return []
     paper = f" The paper: {ledger.paper}." if ledger is not None else ""
-    lines = ["## Claims", "", INTRO + paper, "", *claims_body(records, ledger)]
+    lines = ["## Claims", "", INTRO + paper, "", *claims_body(records, ledger, conditions)]
     if plot is not None:
         lines += ["", PLOT_TEXT, "", f"![claims]({plot})"]
     return lines
@@ -168,14 +181,20 @@ PAGE_INTRO = (
 
 
 def experiment_section(
-    name: str, path: str, ledger: ClaimsLedger | None, records: list[dict[str, Any]], source: str
+    name: str,
+    path: str,
+    ledger: ClaimsLedger | None,
+    records: list[dict[str, Any]],
+    source: str,
+    conditions: str = "",
 ) -> list[str]:
     """One experiment's part of docs/claims.md (its name, its spec's path,
-    its ledger, a record per hypothesis, where its answers came from): its
-    claims table, the claims it cannot test and its extensions."""
+    its ledger, a record per hypothesis, where its answers came from, the
+    conditions its runs had): those conditions, its claims table, the
+    claims it cannot test and its extensions."""
     paper = f" Paper: {ledger.paper}." if ledger is not None else ""
     return [f"## {name}", "", f"Spec: `{path}`.{paper} Results: {source}.", ""] + claims_body(
-        records, ledger
+        records, ledger, conditions
     )
 
 

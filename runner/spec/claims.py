@@ -66,6 +66,10 @@ class ClaimsLedger:
     paper: str = yaml_key(required=True)
     tested: dict[str, str] = yaml_key(default_factory=dict)
     not_tested: dict[str, str] = yaml_key(default_factory=dict)
+    # Where the runs' conditions differ from the paper's, in a line; the
+    # claims tables give it after what the spec itself says of its network
+    # (runner.spec.conditions), so each verdict reads as under those.
+    conditions: str = yaml_key(default="")
 
 
 def in_reading(change: float, reading: str, metric: str) -> float:
@@ -146,7 +150,7 @@ def _by_id(value: Any, where: Where, what: str) -> dict[str, str]:
 
 
 def parse_ledger(value: Any, where: Where) -> ClaimsLedger | None:
-    """The spec's ``claims: {paper, tested, not_tested}``."""
+    """The spec's ``claims: {paper, tested, not_tested, conditions}``."""
     if value is None:
         return None
     body = mapping_of(ClaimsLedger, value, where)
@@ -159,10 +163,14 @@ def parse_ledger(value: Any, where: Where) -> ClaimsLedger | None:
             raise where.child(f"not_tested.{key}").error(
                 f"{key} is also under claims.tested: a claim is tested or not, not both"
             )
+    conditions = body.get("conditions")
     return ClaimsLedger(
         paper=_text(body["paper"], where.child("paper"), "which paper(s)"),
         tested=tested,
         not_tested=not_tested,
+        conditions=""
+        if conditions is None
+        else _text(conditions, where.child("conditions"), "how the runs' conditions differ"),
     )
 
 

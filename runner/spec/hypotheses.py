@@ -28,6 +28,24 @@
         expect: increase             # or `others` (every other measured client)
         smallest_change: 10%
 
+      - name: bulk-suffers-more      # a contrast of changes: with a reference, the
+        variant: limited             # class's change over the group's, seed by seed
+        reference: unlimited         # (limited / unlimited of bulk over that of web)
+        metric: client_bandwidth
+        class: bulk
+        contrast: web
+        expect: decrease
+        smallest_change: 10%
+
+      - name: runners-gain           # the same clients in the reference: those in
+        variant: relays-limited      # `class` in the variant's run of the seed, read
+        reference: limited           # in the reference's run, where they run no relay
+        metric: client_bandwidth
+        class: client-relay
+        same_clients: true
+        expect: increase
+        smallest_change: 10%
+
 Each is answered in the report's "Answers" section (runner/analyses/answers.py),
 and each claim beside the paper's number in its "Claims" section
 (runner/spec/claims.py).
@@ -69,9 +87,13 @@ class Side:
     variant: str
     cls: str | None  # a client class or group; None: every measured client
     others: bool = False  # every measured client not in ``cls`` instead
+    # The clients are those in ``cls`` in this variant's run of the same
+    # seed (the same hosts), whatever their group in ``variant``'s run.
+    clients_of: str | None = None
 
     def holds(self, variant: str, group: str) -> bool:
-        """Whether a client of ``group`` in a run of ``variant`` is read."""
+        """Whether a client of ``group`` in a run of ``variant`` is read
+        (``group``: in ``clients_of``'s run where that is set)."""
         if variant != self.variant:
             return False
         if self.cls is None:
@@ -110,22 +132,44 @@ class Hypothesis:
     # seed by seed: an interaction of two changes; None: a plain change.
     interaction: tuple[str, str] | None = yaml_key(default=None)
     # A contrast: the class (or OTHERS) whose statistic in the same runs the
-    # class's is divided by, seed by seed; ``reference`` is then ``variant``.
+    # class's is divided by, seed by seed; ``reference`` is then ``variant``,
+    # or with a reference of its own, that ratio is divided by the same
+    # ratio in the reference's runs (the class's change over the group's).
     contrast: str | None = yaml_key(default=None)
+    # The reference's side reads the clients in ``cls`` in the variant's run
+    # of the same seed (the same hosts): a client relay's own gain against
+    # running none.
+    same_clients: bool = yaml_key(Param("bool", default=False))
 
     @property
     def sides(self) -> tuple[Side, ...]:
         """The statistics of each seed the ratio takes, in order: numerator
         and denominator, and for an interaction the ratio it is divided by."""
         if self.contrast is not None:
-            against = (
-                Side(self.variant, self.cls, others=True)
-                if self.contrast == OTHERS
-                else Side(self.variant, self.contrast)
+            runs = dict.fromkeys((self.variant, self.reference))
+            return tuple(
+                side
+                for run in runs
+                for side in (
+                    Side(run, self.cls),
+                    Side(run, self.cls, others=True)
+                    if self.contrast == OTHERS
+                    else Side(run, self.contrast),
+                )
             )
-            return (Side(self.variant, self.cls), against)
+        if self.same_clients:
+            return (
+                Side(self.variant, self.cls),
+                Side(self.reference, self.cls, clients_of=self.variant),
+            )
         pairs = (self.variant, self.reference, *(self.interaction or ()))
         return tuple(Side(v, self.cls) for v in pairs)
+
+    @property
+    def ratio_of_ratios(self) -> bool:
+        """Whether its change is one ratio over another (an interaction, or a
+        contrast against a reference), not a plain ratio."""
+        return len(self.sides) == 4
 
     @property
     def direction(self) -> int:
@@ -161,10 +205,18 @@ class Hypothesis:
         )
         if self.contrast is not None:
             against = "every other measured client" if self.contrast == OTHERS else self.contrast
+            if self.reference != self.variant:
+                return (
+                    f"{self.variant} vs {self.reference}: the change in {what} of {where} "
+                    f"over {against}'s, seed by seed, should {self.expect} by at least "
+                    f"{self.smallest_change:.0%}"
+                )
             return (
                 f"{self.variant}: {what} of {where} over {against}'s, in the same runs, should "
                 f"{self.expect} by at least {self.smallest_change:.0%}"
             )
+        if self.same_clients:
+            where += f" (the same clients in {self.reference}'s runs)"
         if self.interaction is not None:
             other = f"{self.interaction[0]} vs {self.interaction[1]}"
             return (
@@ -222,13 +274,14 @@ def _hypothesis(
     contrast = _contrast(item, at, cls)
     if contrast is None and "reference" not in item:
         raise at.error("expected a `reference:` (or a `contrast:` between client groups)")
-    # A contrast reads both groups in the variant's own runs.
-    reference = item["variant"] if contrast is not None else item["reference"]
+    # A contrast without a reference reads both groups in the variant's own runs.
+    reference = item.get("reference", item["variant"])
     for key, run in (("variant", item["variant"]), ("reference", reference)):
         if run not in variants:
             raise at.child(key).error(f"unknown variant {run!r} (variants: {variants})")
-    if contrast is None and item["variant"] == reference:
+    if "reference" in item and item["variant"] == reference:
         raise at.child("reference").error("expected a variant other than `variant`")
+    _check_same_clients(simple, at, metric, cls, contrast)
     _check_metric_keys(item, at, metric)
     simple = simple | {"sizes": tuple(simple.get("sizes") or ())}
     hypothesis = Hypothesis(
@@ -262,6 +315,23 @@ def _check_groups(item: dict[str, Any], at: Where, metric: str, classes: list[st
             raise at.child(key).error(f"unknown client class {group!r} (classes: {classes})")
         if group == "client-relay" and metric != "client_bandwidth":
             raise at.child(key).error("client-relay applies to client_bandwidth only")
+
+
+def _check_same_clients(
+    simple: dict[str, Any], at: Where, metric: str, cls: str | None, contrast: str | None
+) -> None:
+    """``same_clients`` reads one class's hosts of the variant's runs in the
+    reference's, which only client bandwidth keeps per client and group."""
+    if not simple.get("same_clients"):
+        return
+    if cls is None:
+        raise at.child("same_clients").error("expected a `class:` whose clients to follow")
+    if metric != "client_bandwidth":
+        raise at.child("same_clients").error("same_clients applies to client_bandwidth only")
+    if contrast is not None:
+        raise at.child("same_clients").error(
+            "a contrast reads its groups in each run: expected no `same_clients:`"
+        )
 
 
 def _check_metric_keys(item: dict[str, Any], at: Where, metric: str) -> None:
@@ -302,12 +372,11 @@ def _contrast(item: dict[str, Any], at: Where, cls: str | None) -> str | None:
         raise at.child("contrast").error("a contrast needs a `class:` to set against it")
     if contrast == cls:
         raise at.child("contrast").error(f"expected a group other than the class {cls!r}")
-    for key in ("reference", "interaction"):
-        if key in item:
-            raise at.child(key).error(
-                "a contrast compares two client groups of the variant's own runs: "
-                f"expected no `{key}:`"
-            )
+    if "interaction" in item:
+        raise at.child("interaction").error(
+            "a contrast compares two client groups (against a `reference:` at most): "
+            "expected no `interaction:`"
+        )
     return str(contrast)
 
 

@@ -214,7 +214,11 @@ class Variant:
 # Fields added after runs and snapshots were made: left out of a run's
 # identity and a spec's canonical form while empty, so that specs that do
 # not give them keep both (runner.network.identity, runner.spec.canonical).
-LEFT_OUT_WHILE_EMPTY: dict[type, tuple[str, ...]] = {Variant: ("pinned_path", "cross_rate", "pace")}
+LEFT_OUT_WHILE_EMPTY: dict[type, tuple[str, ...]] = {
+    Variant: ("pinned_path", "cross_rate", "pace"),
+    Hypothesis: ("same_clients",),
+    ClaimsLedger: ("conditions",),
+}
 
 
 def client_sections(cls: str) -> list[str]:

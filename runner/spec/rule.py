@@ -25,6 +25,8 @@ def rule_fingerprint(spec: Spec) -> str:
             "reference": h.reference,
             "interaction": h.interaction,
             "contrast": h.contrast,
+            # Only where set: the rules of hypotheses without it stay as they were.
+            **({"same_clients": True} if h.same_clients else {}),
             "metric": h.metric,
             "class": h.cls,
             "size": h.size,

@@ -46,9 +46,14 @@ def _ratio(value: float | None) -> str:
     return "–" if value is None else f"{value:.0%}"
 
 
+def _times(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f}x"
+
+
 def _settings(settings: list[LimitSetting]) -> list[str]:
-    """The measured limits: how each was set, its value per seed, and what
-    it did to bulk and web clients against the variant it was measured from."""
+    """The limits: how each was set, its value per seed, its multiple of the
+    reference's bulk and web means, and what it did to bulk and web clients
+    against the reference."""
     if not settings:
         return []
     rows = []
@@ -58,21 +63,26 @@ def _settings(settings: list[LimitSetting]) -> list[str]:
         )
         differs = "the limit" if s.only_the_limit else "more than the limit"
         rows.append(
-            [s.variant, s.rule, values, _ratio(s.bulk), _ratio(s.web), differs, str(len(s.seeds))]
+            [s.variant, s.rule, values, _times(s.rate_over_bulk), _times(s.rate_over_web)]
+            + [_ratio(s.bulk), _ratio(s.web), differs, str(len(s.seeds))]
         )
     return [
         "",
         "## Where the limits sat",
         "",
-        "Each limit is set per seed from the network it runs in: a multiple of a class's "
-        "mean client bandwidth in another variant on the same seed. *Per seed* gives the "
-        "rate the relays were given (KiB/s); *bulk* and *web* the seed's mean client "
-        "bandwidth of that class over the measured-from variant's, as a mean over seeds "
-        "(the hypotheses judge them); *differs by* says whether the variant differs from "
-        "the one it was measured from by the limit alone.",
+        "Each limit is set per seed from the network it runs in, a multiple of a class's "
+        "mean client bandwidth in another variant on the same seed (its reference), or given "
+        "in the consensus, the same on every seed (its reference the baseline). *Per seed* "
+        "gives the rate the relays were given (KiB/s); *x bulk* and *x web* that rate over "
+        "the reference's mean bulk and web client bandwidth on the seed, as a mean over "
+        "seeds (where the limit sat against what each class got without it); *bulk* and "
+        "*web* the seed's mean client bandwidth of that class over the reference's, as a "
+        "mean over seeds (the hypotheses judge them); *differs by* says whether the variant "
+        "differs from its reference by the limit alone.",
         "",
         *table(
-            ["variant", "limit", "per seed (KiB/s)", "bulk", "web", "differs by", "seeds"],
+            ["variant", "limit", "per seed (KiB/s)", "x bulk", "x web", "bulk", "web"]
+            + ["differs by", "seeds"],
             rows,
         ),
     ]

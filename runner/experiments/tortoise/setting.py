@@ -1,9 +1,11 @@
-"""Where each measured limit sat and what it did: the multiple of the
-reference's class bandwidth a variant's limit was set to, the limit's
-value on each seed, and the bulk and web clients' bandwidth against the
-variant it was measured from. What the limit does to each class is what
-the hypotheses ask (claims T1 and T2), so nothing here judges it; the
-checks that the limit ran are runner.experiments.tortoise.limits'."""
+"""Where each limit sat and what it did: how a variant's limit was set (a
+multiple of the reference's class bandwidth, measured per seed, or a rate
+given in the consensus, against the baseline), the limit's value on each
+seed and its multiple of the reference's bulk and web clients' mean there,
+and the bulk and web clients' bandwidth against the reference. What the
+limit does to each class is what the hypotheses ask (claims T1 and T2), so
+nothing here judges it; the checks that the limit ran are
+runner.experiments.tortoise.limits'."""
 
 from __future__ import annotations
 
@@ -25,6 +27,10 @@ class SeedLimit:
     rate: int | None  # bytes/s the relays were given; None: no run
     bulk: float | None  # the seed's mean bulk client bandwidth over the reference's
     web: float | None
+    # The rate over the reference's mean bulk (web) client bandwidth on the
+    # seed: where the limit sat against what each class got without it.
+    rate_over_bulk: float | None = None
+    rate_over_web: float | None = None
 
 
 @dataclass(frozen=True)
@@ -38,6 +44,8 @@ class LimitSetting:
     seeds: list[SeedLimit]
     bulk: float | None  # mean over seeds of the ratio
     web: float | None
+    rate_over_bulk: float | None = None  # mean over seeds
+    rate_over_web: float | None = None
 
 
 def _only_the_limit(variant: Variant, reference: Variant) -> bool:
@@ -67,10 +75,41 @@ def _mean(values: list[float | None]) -> float | None:
     return statistics.fmean(present) if present else None
 
 
+def _rule(spec: Spec, v: Variant) -> tuple[str, str] | None:
+    """How ``v``'s limit was set and the variant it is read against: the
+    one it was measured from, or the baseline for a rate given in the
+    consensus; None for a variant without a limit of its own."""
+    measured = v.consensus_from.get(RATE)
+    if measured is not None:
+        return measured.describe(), measured.variant
+    rate = v.consensus.get(RATE)
+    if rate and spec.baseline and spec.baseline != v.name:
+        return f"{rate / 1024:g} KiB/s in the consensus, every seed", spec.baseline
+    return None
+
+
+def _seed_limit(
+    v: str, reference: str, seed: int, rate: int | None, means: dict[tuple[str, int, str], float]
+) -> SeedLimit:
+    def over(cls: str) -> float | None:
+        mean = means.get((reference, seed, cls))
+        return rate / 1024 / mean if rate and mean else None
+
+    return SeedLimit(
+        seed,
+        rate,
+        _ratio(means, v, reference, seed, "bulk"),
+        _ratio(means, v, reference, seed, "web"),
+        over("bulk"),
+        over("web"),
+    )
+
+
 def limit_settings(
     spec: Spec, relays: Iterable[RelayRow], bandwidths: list[ClientBandwidth]
 ) -> list[LimitSetting]:
-    """One per variant whose rate limit is measured (``consensus_from``)."""
+    """One per variant with a rate limit of its own, measured
+    (``consensus_from``) or given in the consensus."""
     rates: dict[tuple[str, int], int] = {}
     for r in relays:
         if r.client_limit_rate:
@@ -80,29 +119,26 @@ def limit_settings(
     seeds = sorted({b.seed for b in bandwidths})
     settings = []
     for v in spec.variants:
-        measured = v.consensus_from.get(RATE)
-        if measured is None:
+        found = _rule(spec, v)
+        if found is None:
             continue
-        only_limit = _only_the_limit(v, spec.variant(measured.variant))
+        rule, reference = found
         per_seed = [
-            SeedLimit(
-                seed,
-                rates.get((v.name, seed)),
-                _ratio(means, v.name, measured.variant, seed, "bulk"),
-                _ratio(means, v.name, measured.variant, seed, "web"),
-            )
+            _seed_limit(v.name, reference, seed, rates.get((v.name, seed)), means)
             for seed in seeds
             if (v.name, seed, "bulk") in means or (v.name, seed, "web") in means
         ]
         settings.append(
             LimitSetting(
                 v.name,
-                measured.describe(),
-                measured.variant,
-                only_limit,
+                rule,
+                reference,
+                _only_the_limit(v, spec.variant(reference)),
                 per_seed,
                 _mean([s.bulk for s in per_seed]),
                 _mean([s.web for s in per_seed]),
+                _mean([s.rate_over_bulk for s in per_seed]),
+                _mean([s.rate_over_web for s in per_seed]),
             )
         )
     return settings
