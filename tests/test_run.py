@@ -11,13 +11,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+from runner.analyses.analyze import checks_record
 from runner.checks import Failure
 from runner.cli import main
 from runner.execute.run import run_experiment
 from runner.experiment.backend import backend_name
 from runner.experiments import parse_spec
 from runner.layout import Layout, stale_path
-from runner.manifest import read_run, record_check_failures
+from runner.manifest import read_run, write_json_atomic
 from runner.network.backends import SHADOW
 from runner.network.generate import Tools
 from runner.report.what_ran import stale_runs
@@ -195,16 +196,16 @@ def test_runs_whose_checks_failed_are_kept_and_retried_when_asked(
     layout = Layout(tmp_path / "results", spec.name)
     _all_complete(spec, layout, tools)
     runs = {(v.name, s): layout.run_dir(v.name, s) for v in spec.variants for s in spec.seeds}
-    # Found by its run, not its text: the message names no run at all.
+    # Found in checks.json by its run, not its text: the message names no run at all.
     failure = Failure("conflux-on", 1, "conflux-legs", "conflux sets by legs {1: 4}")
     others = [
         Failure("conflux-on", 10, "paths", "not this run"),
         # Worded as if it were conflux-off's first run, but the experiment's.
         Failure(None, None, "experiment", "conflux-off/seed-1: not a run's failure"),
     ]
-    assert record_check_failures(runs, [failure, *others]) == 1
-    assert read_manifest(runs[("conflux-on", 1)])["checks_failed"] == [str(failure)]
-    assert read_manifest(runs[("conflux-off", 1)]).get("checks_failed", []) == []
+    checks = checks_record([("an analysis", [failure, *others])], [], [])
+    write_json_atomic(layout.data_json("checks"), checks)
+    before = read_manifest(runs[("conflux-on", 1)])["identity"]
 
     kept = run_experiment(spec, layout, [], 2, tools, SHADOW)
     assert {o.status for o in kept} == {"skipped"}
@@ -212,7 +213,8 @@ def test_runs_whose_checks_failed_are_kept_and_retried_when_asked(
     statuses = {(o.variant, o.seed): o.status for o in retried}
     assert statuses.pop(("conflux-on", 1)) == "complete"
     assert set(statuses.values()) == {"skipped"}
-    assert "checks_failed" not in read_manifest(runs[("conflux-on", 1)])  # a new run
+    # A new run, made as the last was: the same identity, a new record.
+    assert read_manifest(runs[("conflux-on", 1)])["identity"] == before
 
 
 def test_every_configs_runs_have_an_identity() -> None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+from runner.checks import runs_with_failures
 from runner.errors import PrerequisiteError, RunError
 from runner.execute.cpu_claims import claimed_cpus, holder
 from runner.execute.cpus import OFF, OWN_CPUS, CpuSlots, Placement, usable_cpus, without
@@ -34,7 +35,6 @@ from runner.manifest import (
     STATUS_COMPLETE,
     STATUS_FAILED,
     WhereRan,
-    read_run,
     read_run_if_any,
     record_failed,
     record_simulated,
@@ -426,8 +426,10 @@ def _sort_runs(
     """The runs skipped, as outcomes, and the runs to do, as tasks."""
     outcomes: list[RunOutcome] = []
     todo = []
+    # The runs whose checks failed in the last analyze, by their key.
+    checks_failed = runs_with_failures(layout.data_json("checks")) if retry_failed else set()
     for c in choices:
-        if retry_failed and c.complete and read_run(c.run_dir).checks_failed:
+        if c.complete and (c.variant, c.seed) in checks_failed:
             print(f"{c.variant}/seed-{c.seed}: its checks failed; running it again")
             todo.append(RunTask(spec, c.variant, c.seed, layout, tuple(command), backend, True))
         elif c.current or (keep_stale and c.complete):

@@ -204,7 +204,7 @@ class Experiment:
         write_runs(spec, layout)
         found = analyze(spec, layout, ANALYSES)
         self._tell_stale(spec)
-        self._record_check_failures(spec, found.failures)
+        self._tell_check_failures(found.failures)
         self.console.out(f"analyses: {layout.analyses_dir}/*.json")
         self.console.out(f"          {layout.data_json('answers')}")
         self.console.out(f"          {layout.data_json('checks')}")
@@ -507,22 +507,16 @@ class Experiment:
         write_runs(spec, self.layout)
         result = compare(spec, self.layout, ANALYSES)
         self._tell_stale(spec)
-        self._record_check_failures(spec, result.failures)
+        self._tell_check_failures(result.failures)
         self._tell_report(result.path, result.answers)
         return CompareResult(0 if result.checks_passed else 1, result)
 
-    def _record_check_failures(self, spec: Spec, failures: Sequence[Failure]) -> None:
-        """Say each failed check and record it in its run's manifest, for --retry-failed."""
-        from runner.manifest import record_check_failures
-        from runner.tables.sources import write_runs
-
-        layout = self.layout
+    def _tell_check_failures(self, failures: Sequence[Failure]) -> None:
+        """Say each failed check (analyze recorded them in checks.json, which
+        --retry-failed reads)."""
         for failure in failures:
             self.console.err(f"CHECK FAILED: {failure}")
-        runs = {(v.name, s): layout.run_dir(v.name, s) for v, s in spec.runs()}
-        marked = record_check_failures(runs, list(failures))
-        write_runs(spec, layout)  # with the checks each run failed
-        if marked:
+        if any(failure.run is not None for failure in failures):
             self.console.err(
                 "The runs whose checks failed are kept and reported; "
                 "`run` or `experiment` with --retry-failed runs them again."

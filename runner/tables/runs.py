@@ -1,7 +1,7 @@
 """The ``runs`` table: one row per run of the spec, from its record
 (runner/manifest.py), so that the analyses and the report read what the
 runs were (status, backend, identity, phase times, CPU, measured clients,
-failed checks) from a table and never open a run directory.
+where it ran) from a table and never open a run directory.
 
 ``collect`` writes it, and ``compare`` and ``plan`` write it again before
 they read it, so it says what the run directories (and the run store,
@@ -60,7 +60,6 @@ class RunRow:
     node: str = column(default="")
     jobs: int | None = column(default=None)
     machine_cpus: int | None = column(default=None)
-    checks_failed: int = column(default=0)  # the report's failed checks that are its own
     # The rule its spec's verdicts were to be decided by when it was
     # generated (runner.spec.rule); "" before runs recorded it.
     rule: str = column(default="")
@@ -114,7 +113,6 @@ def run_row(run: RunRecord) -> RunRow:
         node=str(placement.get("node") or ""),
         jobs=placement.get("jobs"),
         machine_cpus=placement.get("machine_cpus"),
-        checks_failed=len(run.checks_failed),
         rule=run.rule,
     )
 
