@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from runner.console import Console
 from runner.errors import SpecError
 from runner.experiment.backend import BACKEND_NAMES
-from runner.experiment.console import Console
 from runner.layout import Layout
 from runner.network.backends import BACKENDS
 

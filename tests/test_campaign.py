@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import runner.experiments
+from runner.console import Console
 from runner.experiment import Experiment, RunOptions
 from runner.experiment.campaign import (
     OpenClaim,
@@ -20,7 +21,6 @@ from runner.experiment.campaign import (
     step_spec,
 )
 from runner.experiment.campaign_run import HOUR, campaign, next_free_seed
-from runner.experiment.console import Console
 from runner.experiment.results import RunResult
 from runner.layout import Layout
 from runner.manifest import read_run

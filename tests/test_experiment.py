@@ -52,14 +52,16 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
 
 def _no_report(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
     """compare (analyze, then the report) stood in for: it says which
-    experiment it reported."""
+    experiment it reported, and the stale runs as analyze decides them."""
     import runner.report.compare
+    from runner.analyses.runs import read_spec_runs, stale
 
     reported: list[str] = []
 
     def compare(spec: Spec, layout: Layout, analyses: object) -> ReportResult:
         reported.append(spec.name)
-        return ReportResult(tmp_path / "report.md", True, [], ([], []))
+        found = stale(spec, read_spec_runs(spec, layout))
+        return ReportResult(tmp_path / "report.md", True, [], ([], []), found)
 
     monkeypatch.setattr(runner.report.compare, "compare", compare)
     return reported
@@ -184,7 +186,7 @@ def test_experiment_runs_collects_and_compares_and_says_so_in_order(
     ]
     monkeypatch.setattr(execute_run, "run_experiment", lambda *args, **kwargs: outcomes)
 
-    def collect(spec: Spec, layout: Layout, tables: object) -> Collected:
+    def collect(spec: Spec, layout: Layout, tables: object, console: object) -> Collected:
         layout.transfers_csv.parent.mkdir(parents=True, exist_ok=True)
         layout.transfers_csv.write_text("")
         return Collected(2, {"transfers": 10})

@@ -19,9 +19,11 @@ PACKAGES = ("runner", "workloads", "topologies")
 # Lowest first. A module's stage is the one whose prefix matches it longest.
 STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
-        "ground: errors, failed checks, where files live, units, parameters, manifests, data sets",
+        "ground: errors, failed checks, where files live, units, parameters, manifests, data "
+        "sets, the console",
         (
             "runner.errors",
+            "runner.console",
             "runner.checks",
             "runner.layout",
             "runner.units",

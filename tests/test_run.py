@@ -9,9 +9,9 @@ import stat
 from pathlib import Path
 
 import pytest
-import yaml
 
 from runner.analyses.analyze import checks_record
+from runner.analyses.runs import stale
 from runner.checks import Failure
 from runner.cli import main
 from runner.execute.run import run_experiment
@@ -26,6 +26,7 @@ from runner.spec.model import Spec
 from runner.tables.runs import run_row, run_rows
 from runner.tools.prereqs import find
 from tests.conftest import needs_tor, read_manifest, write_manifest
+from tests.specs import ci_small_data, spec_of
 
 FAKE_SHADOW = """#!/bin/sh
 # Stands in for Shadow: fails in the conflux-on runs, succeeds elsewhere.
@@ -54,7 +55,7 @@ def test_failed_runs_are_reported_and_retried(
 ) -> None:
     paths = _stand_in_paths(tmp_path)
     tools = Tools(paths, {})
-    spec = parse_spec(yaml.safe_load(ci_small_text), "ci-small.yaml")
+    spec = spec_of(ci_small_data(ci_small_text))
     layout = Layout(tmp_path / "results", spec.name)
 
     # The stand-in is Shadow whatever is installed here: name the backend.
@@ -96,7 +97,7 @@ def test_a_changed_spec_re_runs_exactly_the_runs_it_changes(
 ) -> None:
     paths = _stand_in_paths(tmp_path, failing=None)
     tools = Tools(paths, {"shadow": "3.3.0"})
-    spec = parse_spec(yaml.safe_load(ci_small_text), "ci-small.yaml")
+    spec = spec_of(ci_small_data(ci_small_text))
     layout = Layout(tmp_path / "results", spec.name)
     _all_complete(spec, layout, tools)
     capsys.readouterr()
@@ -106,25 +107,25 @@ def test_a_changed_spec_re_runs_exactly_the_runs_it_changes(
     edited = edited.replace("Conflux on, two legs", "Conflux on with two legs")
     edited = edited.replace("local_measure: 2 min", "local_measure: 1 min")
     assert edited.count("# a comment") == 1
-    same = parse_spec(yaml.safe_load(edited), "ci-small.yaml")
+    same = spec_of(ci_small_data(edited))
     statuses = {
         (o.variant, o.seed): o.status for o in run_experiment(same, layout, [], 2, tools, SHADOW)
     }
     assert set(statuses.values()) == {"skipped"}
 
     # A changed variant re-runs that variant's runs, and only those.
-    changed = parse_spec(
-        yaml.safe_load(
+    changed = spec_of(
+        ci_small_data(
             ci_small_text.replace("[ConfluxEnabled 1]", "[ConfluxEnabled 1, SafeLogging 0]")
-        ),
-        "ci-small.yaml",
+        )
     )
     kept = run_experiment(changed, layout, [], 2, tools, SHADOW, keep_stale=True)
     assert {o.status for o in kept} == {"skipped"}
     out = capsys.readouterr().out
     assert "2 complete runs differ from what the spec now gives; kept" in out
     assert "conflux-on/seed-1: variant changed" in out
-    listed = "\n".join(stale_runs(changed, run_rows(changed, layout)))
+    rows = run_rows(changed, layout)
+    listed = "\n".join(stale_runs(stale(changed, rows), rows))
     assert "**Stale runs:** 2 complete runs" in listed
     assert "| conflux-on/seed-2 | variant |" in listed and "conflux-off" not in listed
 
@@ -140,7 +141,8 @@ def test_a_changed_spec_re_runs_exactly_the_runs_it_changes(
     new = read_manifest(layout.run_dir("conflux-on", 1))["identity"]["fingerprint"]
     assert new != old
     assert not stale_path(layout.run_dir("conflux-on", 1)).exists()  # removed once replaced
-    assert stale_runs(changed, [run_row(read_run(layout.run_dir("conflux-on", 1)))]) == []
+    again = [run_row(read_run(layout.run_dir("conflux-on", 1)))]
+    assert stale(changed, again) == [] and stale_runs([], again) == []
 
     # Other tool versions re-run everything.
     newer = Tools(paths, {"shadow": "3.4.0"})
@@ -157,7 +159,7 @@ def test_results_are_found_by_their_manifests_not_by_what_is_installed(
     paths = _stand_in_paths(tmp_path, failing=None)
     spec_path = tmp_path / "ci-small.yaml"
     spec_path.write_text(ci_small_text)
-    spec = parse_spec(yaml.safe_load(ci_small_text), str(spec_path))
+    spec = spec_of(ci_small_data(ci_small_text), spec_path)
     results = tmp_path / "results"
     _all_complete(spec, Layout(results, spec.name), Tools(paths, {}))
     capsys.readouterr()
@@ -192,7 +194,7 @@ def test_runs_whose_checks_failed_are_kept_and_retried_when_asked(
 ) -> None:
     paths = _stand_in_paths(tmp_path, failing=None)
     tools = Tools(paths, {})
-    spec = parse_spec(yaml.safe_load(ci_small_text), "ci-small.yaml")
+    spec = spec_of(ci_small_data(ci_small_text))
     layout = Layout(tmp_path / "results", spec.name)
     _all_complete(spec, layout, tools)
     runs = {(v.name, s): layout.run_dir(v.name, s) for v in spec.variants for s in spec.seeds}
@@ -235,8 +237,6 @@ def test_a_relay_groups_bandwidth_of_changes_the_identity_only_where_given() -> 
     give it keeps the fingerprint it had before the key existed."""
     import dataclasses
 
-    import yaml
-
     from runner.experiments import load_spec
     from runner.network.identity import digest, spec_parts
     from tests.conftest import CI_SMALL
@@ -246,7 +246,7 @@ def test_a_relay_groups_bandwidth_of_changes_the_identity_only_where_given() -> 
     for group in before["relays"]:
         assert group.pop("bandwidth_of") == {}
     assert digest(spec.network) == digest(before)
-    data = yaml.safe_load(CI_SMALL.read_text())
+    data = ci_small_data()
     data["network"]["relays"]["middle"]["bandwidth_of"] = {"relay5middle": "30 Mbit"}
     fixed = parse_spec(data, "fixed.yaml")
     ours, theirs = (spec_parts(s, s.variants[0], 1, SHADOW) for s in (spec, fixed))

@@ -21,7 +21,7 @@ from runner.spec.model import Spec
 from runner.tables.collect import parsed_tables
 from runner.tables.runs import RUNS
 from runner.tables.schema import TRANSFERS
-from runner.tables.sources import refresh, run_sources, write_runs
+from runner.tables.sources import refresh, run_sources
 from runner.tables.store import RUN_BUDGET_BYTES, gzip_bytes, stored_runs
 from runner.tables.store_import import import_runs
 from tests.conftest import FIXTURES, fixture_results
@@ -56,7 +56,7 @@ def test_a_store_alone_gives_back_every_table_and_the_answers(name: str, tmp_pat
     assert not target.experiment_dir.exists()
     assert refresh(spec, target, TABLES)
     assert all(s.stored is not None for s in run_sources(spec, target))
-    write_runs(spec, target)
+    # The runs table is assembled with the tables.
     for table in [*TABLES, RUNS]:
         assert by_run(table.read_from(target)) == by_run(table.read_from(source)), table.name
     analyze(spec, source, runner.experiments.ANALYSES)
@@ -107,7 +107,6 @@ def test_a_round_split_between_two_clones_gives_the_answers_of_one(tmp_path: Pat
         )
         assert not done.refused and done.added
     refresh(spec, merged, TABLES)
-    write_runs(spec, merged)
     analyze(spec, merged, runner.experiments.ANALYSES)
     assert merged.data_json("answers").read_text() == source.data_json("answers").read_text()
 

@@ -10,7 +10,7 @@ as a method that returns what it did (runner.experiment.experiment).
 The command line (runner.cli) parses its arguments into the same calls.
 """
 
-from runner.experiment.console import Console
+from runner.console import Console
 from runner.experiment.experiment import Experiment
 from runner.experiment.options import RunOptions
 

@@ -1,38 +1,6 @@
-"""Where an experiment's messages go, a line at a time."""
+"""The Console now lives at runner.console, below every stage; this name
+stays only until the workflow package is renamed."""
 
-from __future__ import annotations
+from runner.console import Console
 
-import sys
-from collections.abc import Callable
-from dataclasses import dataclass
-
-
-def _stdout(text: str) -> None:
-    print(text, flush=True)
-
-
-def _stderr(text: str) -> None:
-    # Looked up at each line, so that a redirected sys.stderr is followed.
-    print(text, file=sys.stderr, flush=True)
-
-
-def _nowhere(text: str) -> None:
-    pass
-
-
-@dataclass(frozen=True)
-class Console:
-    """What an experiment did (``out``) and what went wrong (``err``).
-
-    The steps of a workflow speak as they finish (a seed round's runs,
-    then its tables), so their lines go here as they come rather than in
-    the result at the end. The command line prints them, as a notebook
-    does by default; ``Console.quiet()`` drops them, and a test may
-    collect them."""
-
-    out: Callable[[str], None] = _stdout
-    err: Callable[[str], None] = _stderr
-
-    @classmethod
-    def quiet(cls) -> Console:
-        return cls(_nowhere, _nowhere)
+__all__ = ["Console"]

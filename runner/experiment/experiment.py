@@ -17,8 +17,8 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from runner.console import Console
 from runner.experiment.backend import backend_name
-from runner.experiment.console import Console
 from runner.experiment.options import RunOptions
 from runner.experiment.results import (
     AnalyzeResult,
@@ -36,6 +36,7 @@ from runner.network.backends import BACKENDS, Backend
 
 if TYPE_CHECKING:
     from runner.analyses.answers import Answer
+    from runner.analyses.runs import StaleRun
     from runner.checks import Failure
     from runner.spec.model import Spec
     from runner.tables.collect import Collected
@@ -90,9 +91,12 @@ class Experiment:
     def spec(self) -> Spec:
         """The spec, with the seeds its rounds ran if it runs seeds in rounds."""
         if self._in_use is None:
-            from runner.analyses.seed_rounds import seeds_in_use
+            from runner.analyses.seed_rounds import narrowed_line, seeds_in_use
 
             self._in_use = seeds_in_use(self.written, self.layout)
+            line = narrowed_line(self.written, self._in_use, self.layout)
+            if line:
+                self.console.out(line)
         return self._in_use
 
     def analysed_spec(self, spec: Spec | None = None) -> Spec:
@@ -195,15 +199,12 @@ class Experiment:
         from runner.analyses.analyze import analyze
         from runner.experiments import ANALYSES
         from runner.report.answers import answer_rows
-        from runner.tables.sources import write_runs
 
         spec, layout = self.analysed_spec(), self.layout
         if not self._has_tables(spec, "analyze"):
             return AnalyzeResult(1, None)
-        # Analyze reads the runs as the run directories hold them now.
-        write_runs(spec, layout)
         found = analyze(spec, layout, ANALYSES)
-        self._tell_stale(spec)
+        self._tell_stale(spec, found.stale)
         self._tell_check_failures(found.failures)
         self.console.out(f"analyses: {layout.analyses_dir}/*.json")
         self.console.out(f"          {layout.data_json('answers')}")
@@ -224,7 +225,7 @@ class Experiment:
         except NotAnalyzedError as exc:
             self.console.err(f"error: {exc}")
             return CompareResult(1, None)
-        self._tell_stale(self.spec)
+        self._tell_stale(self.spec, result.stale)
         self._tell_report(result.path, ([], []))
         return CompareResult(0, result)
 
@@ -364,6 +365,7 @@ class Experiment:
             measure_params=lambda variant, seed: measured_params(
                 partial(logged_rows, layout), variant, seed
             ),
+            console=self.console,
         )
         elapsed = time.monotonic() - started
         result = RunResult(0, outcomes, elapsed)
@@ -392,7 +394,7 @@ class Experiment:
         from runner.tables.collect import Collected, parse_and_store, parsed_tables
 
         result = self._run(spec, options)
-        stored = parse_and_store(spec, self.layout, parsed_tables(TABLES))
+        stored = parse_and_store(spec, self.layout, parsed_tables(TABLES), console=self.console)
         self._tell_stored(Collected(0, {}, stored=stored))
         return result
 
@@ -417,6 +419,7 @@ class Experiment:
             lambda current: self._run(current, options).code,
             answer_round,
             changes,
+            self.console,
         )
         self._in_use = spec
         return spec, code
@@ -426,7 +429,7 @@ class Experiment:
         from runner.tables.collect import collect
 
         layout = self.layout
-        result = collect(spec, layout, TABLES)
+        result = collect(spec, layout, TABLES, self.console)
         if not result.runs and not result.from_store:
             self.console.err(
                 f"error: no complete runs of {spec.path} under {layout.experiment_dir}: "
@@ -435,20 +438,18 @@ class Experiment:
             return CollectResult(1, result)
         self.console.out(result.line(f"{layout.experiment_dir}/<table>.csv and .parquet"))
         self._tell_stored(result)
-        self._tell_stale(spec)
         return CollectResult(0, result)
 
-    def _tell_stale(self, spec: Spec) -> None:
-        """A stage that read stale runs says how many, on the console as in
-        the report: their results are in every table."""
-        from runner.analyses.runs import complete, stale
-        from runner.tables.runs import run_rows
+    def _tell_stale(self, spec: Spec, found: Sequence[StaleRun]) -> None:
+        """A stage that read stale runs (as analyze found them) says how
+        many, on the console as in the report: their results are in every
+        table."""
+        from runner.analyses.runs import complete, read_spec_runs
 
-        rows = run_rows(spec, self.layout)
-        found = stale(spec, rows)
         if not found:
             return
-        differ = sorted({part for _, parts in found for part in parts})
+        rows = read_spec_runs(spec, self.layout)
+        differ = sorted({part for run in found for part in run.changed})
         self.console.err(
             f"warning: {len(found)} of the {len(complete(rows))} complete runs read are stale: "
             f"made when {spec.path} gave another {', '.join(differ)}; their results are in "
@@ -499,14 +500,11 @@ class Experiment:
     def _compare(self, spec: Spec) -> CompareResult:
         from runner.experiments import ANALYSES
         from runner.report.compare import compare
-        from runner.tables.sources import write_runs
 
         if not self._has_tables(spec, "compare"):
             return CompareResult(1, None)
-        # The report reads the runs as the run directories hold them now.
-        write_runs(spec, self.layout)
         result = compare(spec, self.layout, ANALYSES)
-        self._tell_stale(spec)
+        self._tell_stale(spec, result.stale)
         self._tell_check_failures(result.failures)
         self._tell_report(result.path, result.answers)
         return CompareResult(0 if result.checks_passed else 1, result)

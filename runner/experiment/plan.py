@@ -22,9 +22,7 @@ def write_plan(spec: Spec, layout: Layout, target: Spec | None, cores: int) -> P
     from runner.manifest import write_json_atomic
     from runner.report.seed_plan import render
     from runner.tables.schema import CLIENTS, RELAY_LOAD, TRANSFERS
-    from runner.tables.sources import write_runs
 
-    write_runs(spec, layout)  # the pilot's costs, as its run directories hold them now
     transfers = TRANSFERS.read(layout.transfers_csv)
     clients = CLIENTS.read_from(layout)
     plan = make_plan(

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+from runner.console import Console
 from runner.errors import SpecError
-from runner.experiment.console import Console
 from runner.layout import STORE
 from runner.spec.model import Spec
 from runner.tables.store import stored_runs

@@ -3,9 +3,10 @@
 runs were (status, backend, identity, phase times, CPU, measured clients,
 where it ran) from a table and never open a run directory.
 
-``collect`` writes it, and ``compare`` and ``plan`` write it again before
-they read it, so it says what the run directories (and the run store,
-runner.tables.sources) hold when they run.
+It is written with the tables alone (runner.tables.sources.write_runs,
+as collect assembles them, or as the tables are assembled again from the
+run store), so that it says what the run directories (and the run store)
+held when those tables were made.
 """
 
 from __future__ import annotations
