@@ -5,12 +5,12 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from runner.analyses.contract import Analysis, Section
 from runner.analyses.inputs import Inputs
 from runner.checks import Failure
 from runner.experiments import ANALYSES, tables_of
 from runner.layout import Layout
 from runner.logs.run_logs import RunLogs
-from runner.report.base import Analysis, Section
 from runner.report.compare import compare
 from runner.tables import collect as collect_module
 from runner.tables.table import Table

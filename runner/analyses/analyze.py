@@ -14,33 +14,20 @@ analysis that raises leaves the last analyze's files as they were.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from runner.analyses.answers import Answer, answer_record, answers
 from runner.analyses.as_data import as_data
-from runner.analyses.inputs import Inputs, collected_inputs
+from runner.analyses.contract import Analysis
+from runner.analyses.inputs import collected_inputs
 from runner.analyses.runs import StaleRun, cpu_hours, failed, read_spec_runs, stale
 from runner.checks import Failure
 from runner.layout import Layout, partial_path
 from runner.manifest import write_json_atomic
 from runner.spec.model import Spec
 from runner.tables.schema import read_log_damage
-
-
-class Computes(Protocol):
-    """What analyze needs of an analysis (runner.report.base.Analysis, a
-    layer above): its name, whether the spec asks it, and how to compute it."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def compute(self) -> Callable[[Inputs], Any]: ...
-
-    @property
-    def applies(self) -> Callable[[Spec], bool]: ...
 
 
 @dataclass(frozen=True)
@@ -59,7 +46,7 @@ class Analyzed:
         return not self.failures
 
 
-def analyze(spec: Spec, layout: Layout, analyses: Sequence[Computes]) -> Analyzed:
+def analyze(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) -> Analyzed:
     """Compute each of ``analyses`` (the registry, runner.experiments) that
     the spec asks and the answers, and write them with the checks; the
     caller decides on exit codes."""

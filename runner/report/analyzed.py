@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from runner.analyses.answers import Answer, answer_from_record, hypothesis_fields
+from runner.analyses.contract import Analysis
 from runner.analyses.from_data import from_data
 from runner.analyses.runs import StaleRun
 from runner.checks import Failure
 from runner.errors import NotAnalyzedError
 from runner.layout import Layout
-from runner.report.base import Analysis
 from runner.spec.model import Spec
 
 

@@ -11,6 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+from runner.analyses.contract import Section
 from runner.analyses.inputs import Inputs
 from runner.checks import Failure
 from runner.experiments.congestion.analysis import CongestionResult, Part
@@ -25,7 +26,6 @@ from runner.experiments.congestion.mechanisms import (
     mechanism_of,
     scenario_of,
 )
-from runner.report.base import Section
 from runner.report.markdown import table
 from runner.report.plots import cdf_plot
 from runner.spec.model import Spec

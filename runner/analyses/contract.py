@@ -1,7 +1,8 @@
-"""What an analysis declares: the tables it adds from each run's logs, how
-it computes its result from the collected tables (``analyze`` writes it as
-JSON), the type of that result (to read the JSON back), and how the report
-renders it (checks, sections, plots)."""
+"""The analysis contract, beside the analyses that implement it (each
+experiment's, registered by runner.experiments): the tables an analysis
+adds from each run's logs, how it computes its result from the collected
+tables (``analyze`` writes it as JSON), the type of that result (to read
+the JSON back), and how the report renders it (checks, sections, plots)."""
 
 from __future__ import annotations
 
