@@ -41,6 +41,8 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("log parsing", ("runner.logs",)),
     ("tables", ("runner.tables",)),
     ("analyses", ("runner.analyses",)),
+    # seed plans, joint plans and seed rounds, from the analyses' answers
+    ("planning", ("runner.planning",)),
     ("report", ("runner.report",)),
     ("experiments and their registry", ("runner.experiments",)),
     # one experiment's pipeline as an object, and the configs taken together

@@ -43,8 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # Imported here: the command line lists this benchmark without loading them.
     from runner.analyses.runs import read_spec_runs
-    from runner.analyses.seed_rounds import narrowed_line, seeds_in_use
     from runner.experiments import ANALYSES, load_spec
+    from runner.planning.seed_rounds import narrowed_line, seeds_in_use
     from runner.report.compare import compare
 
     spec = load_spec(Path(args.spec))

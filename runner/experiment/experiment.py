@@ -91,7 +91,7 @@ class Experiment:
     def spec(self) -> Spec:
         """The spec, with the seeds its rounds ran if it runs seeds in rounds."""
         if self._in_use is None:
-            from runner.analyses.seed_rounds import narrowed_line, seeds_in_use
+            from runner.planning.seed_rounds import narrowed_line, seeds_in_use
 
             self._in_use = seeds_in_use(self.written, self.layout)
             line = narrowed_line(self.written, self._in_use, self.layout)
@@ -402,7 +402,7 @@ class Experiment:
         """Seed rounds until the hypotheses are answered; the spec with
         every seed that ran, and the worst exit status of the rounds' runs."""
         from runner.analyses.answers import answers
-        from runner.analyses.seed_rounds import check_design, run_in_rounds
+        from runner.planning.seed_rounds import check_design, run_in_rounds
         from runner.tables.schema import TRANSFERS
 
         layout = self.layout

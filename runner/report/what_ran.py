@@ -6,9 +6,9 @@ skipped), and the runs that are stale or ran with other tool versions."""
 from __future__ import annotations
 
 from runner.analyses.runs import StaleRun, complete, tool_sets
-from runner.analyses.seed_rounds import design_change_lines, read_rounds
 from runner.layout import Layout
 from runner.network.backends import Backend, backend_named
+from runner.planning.seed_rounds import design_change_lines, read_rounds
 from runner.report.markdown import table
 from runner.spec.model import Spec
 from runner.tables.runs import RunRow
