@@ -21,8 +21,8 @@ from runner.errors import (
     SpecError,
     TableError,
 )
-from runner.execute.cpus import OWN_CPUS, PINNING_MODES
 from runner.execute.lock import check_not_busy
+from runner.execute.placement import OWN_CPUS, PINNING_MODES
 from runner.experiment import Experiment, RunOptions
 from runner.experiment.backend import BACKEND_NAMES, backend_name, experiment_dir
 

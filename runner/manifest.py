@@ -23,7 +23,7 @@ from typing import Any, TypedDict
 MANIFEST = "manifest.json"
 
 # CPU seconds a run used, per phase (generate: its wall time, see
-# runner/execute/run.py; simulate: Shadow's or the local processes'; collect):
+# runner/execute/run_all.py; simulate: Shadow's or the local processes'; collect):
 # its cost.
 CPU_PHASES = "cpu_phases_s"
 

@@ -13,7 +13,7 @@ from runner.layout import Layout
 from runner.logs.run_logs import RunLogs
 from runner.report.compare import compare
 from runner.tables import collect as collect_module
-from runner.tables.table import Table
+from runner.tables.definition import Table
 from tests.specs import ci_small
 from tests.test_log_damage import _damaged_run
 

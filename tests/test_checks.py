@@ -85,8 +85,8 @@ def test_checks_json_records_each_failure_as_the_report_lists_it(tmp_path: Path)
 # failure: a run's error, progress lines.
 NOT_FAILURES = {
     ("runner/experiment/experiment.py", "FAILED {}/seed-{}: {}"),
-    ("runner/execute/run.py", "{}/seed-{}: its checks failed; running it again"),
-    ("runner/execute/run.py", "  {}/seed-{}: {} changed"),
+    ("runner/execute/run_all.py", "{}/seed-{}: its checks failed; running it again"),
+    ("runner/execute/run_all.py", "  {}/seed-{}: {} changed"),
     ("runner/analyses/measured_params.py", "{}/seed-{}: no {} client completed a transfer"),
     # The run store's refusals: what cannot be stored or imported, not checks.
     ("runner/tables/store.py", "{}/seed-{}: no identity recorded: cannot store"),

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.execute.cpus import OFF, OWN_CPUS
-from runner.execute.run import RunOutcome, run_experiment
+from runner.execute.placement import OFF, OWN_CPUS
+from runner.execute.run_all import RunOutcome, run_experiment
 from runner.layout import Layout
 from runner.network.backends import SHADOW
 from runner.spec.model import Spec

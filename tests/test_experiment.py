@@ -12,8 +12,8 @@ import pytest
 
 import runner.experiments
 import runner.tools.prereqs
-from runner.execute import run as execute_run
-from runner.execute.run import RunOutcome
+from runner.execute import run_all as execute_run
+from runner.execute.run_all import RunOutcome
 from runner.experiment import Console, Experiment, RunOptions
 from runner.experiment.regress import tolerance
 from runner.experiment.results import PlanResult

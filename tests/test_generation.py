@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
-from runner.execute import run as run_module
+from runner.execute import run_all as run_module
 from runner.execute.generation import Generators
-from runner.execute.run import run_experiment
+from runner.execute.run_all import run_experiment
 from runner.layout import Layout
 from runner.network.backends import SHADOW
 from runner.network.generate import Tools, generate_run

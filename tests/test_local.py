@@ -192,7 +192,7 @@ def test_the_default_backend_is_local_without_shadow(
 
 def test_oniontrace_waits_for_tors_control_port() -> None:
     from runner.errors import RunError
-    from runner.execute.local.run import wait_for_port
+    from runner.execute.local.processes import wait_for_port
 
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
@@ -209,7 +209,7 @@ def test_oniontrace_waits_for_tors_control_port() -> None:
 
 def test_clients_wait_for_a_consensus_listing_every_relay(tmp_path: Path) -> None:
     from runner.errors import RunError
-    from runner.execute.local.run import wait_for_consensus
+    from runner.execute.local.processes import wait_for_consensus
 
     authority = tmp_path / "4uthority1"
     authority.mkdir()

@@ -13,7 +13,7 @@ import pytest
 
 from runner.analyses.answers import hypothesis_rounds
 from runner.analyses.workload_rounds import class_phases, fairness_gaps, rounds
-from runner.experiments.mctor.analysis import pinned_paths
+from runner.experiments.mctor.compute import pinned_paths
 from runner.experiments.mctor.connections import circuit_spread, hop_checks, stream_circuits
 from runner.experiments.mctor.tables import PLACEMENTS, PlacementRow
 from runner.layout import Layout

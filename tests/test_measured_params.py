@@ -12,7 +12,7 @@ import pytest
 from runner.analyses.client_bandwidth import per_client
 from runner.analyses.measured_params import class_bandwidth, measured_params
 from runner.errors import RunError, SpecError
-from runner.execute.run import run_experiment, with_measured
+from runner.execute.run_all import run_experiment, with_measured
 from runner.layout import Layout
 from runner.logs.run_logs import RunLogs
 from runner.manifest import read_run, run_status

@@ -92,7 +92,7 @@ def test_which_runs_are_stale_is_decided_by_analyze_alone() -> None:
     # identity with the spec's: the report and the workflow read analyze's.
     comparing = calls_to("changed_from_spec", trees) | calls_to("changed_parts", trees)
     others = {m for m in comparing if not m.startswith(("runner/tables/", "runner/network/"))}
-    assert others == {"runner/analyses/runs.py", "runner/execute/run.py"}
+    assert others == {"runner/analyses/runs.py", "runner/execute/run_all.py"}
 
 
 # Modules whose print is no message to the user: a child process's side of

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from runner import cli
-from runner.execute import run
+from runner.execute import run_all as run
 from runner.network.backends import SHADOW
 from runner.network.generate import PATCHED_TOR
 from runner.tools import prereqs

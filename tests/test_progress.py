@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runner.execute import run
+from runner.execute import run_all as run
 from runner.execute.progress import Progress, outcome_line, state_of, status_line
-from runner.execute.run import RunChoice, RunOutcome, run_experiment
+from runner.execute.run_all import RunChoice, RunOutcome, run_experiment
 from runner.experiments import parse_spec
 from runner.layout import Layout
 from runner.network.backends import SHADOW

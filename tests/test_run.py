@@ -14,7 +14,7 @@ from runner.analyses.analyze import checks_record
 from runner.analyses.runs import stale
 from runner.checks import Failure
 from runner.cli import main
-from runner.execute.run import run_experiment
+from runner.execute.run_all import run_experiment
 from runner.experiment.backend import backend_name
 from runner.experiments import parse_spec
 from runner.layout import Layout, stale_path
@@ -270,7 +270,7 @@ def test_a_runs_identity_names_its_backend_and_the_traffic_it_measures() -> None
 
 
 def test_every_backend_has_an_execution() -> None:
-    from runner.execute.executions import EXECUTIONS, execution
+    from runner.execute.by_backend import EXECUTIONS, execution
     from runner.network.backends import BACKENDS
 
     assert sorted(EXECUTIONS) == sorted(BACKENDS)
@@ -279,8 +279,8 @@ def test_every_backend_has_an_execution() -> None:
 
 
 def test_a_backend_without_an_execution_fails_loudly() -> None:
-    from runner.execute.executions import NoExecution
-    from runner.execute.run import plan_placement
+    from runner.execute.by_backend import NoExecution
+    from runner.execute.run_all import plan_placement
     from runner.experiments import load_spec
     from runner.network.backends import LocalBackend
     from tests.conftest import CI_SMALL

@@ -22,7 +22,7 @@ import pytest
 from runner.analyses.runs import cpu_hours, failed, missing, spec_runs, stale
 from runner.checks import Failure
 from runner.execute.local import execution
-from runner.execute.local.run import PROCESSES_CPU, LocalRan
+from runner.execute.local.processes import PROCESSES_CPU, LocalRan
 from runner.manifest import (
     RunRecord,
     read_run,

@@ -302,8 +302,8 @@ def test_the_spread_paragraph_reads_as_sentences() -> None:
 
 
 def test_a_run_records_the_runs_at_once_beside_it() -> None:
-    from runner.execute.cpus import choose_placement
-    from runner.execute.run import at_once
+    from runner.execute.placement import choose_placement
+    from runner.execute.run_all import at_once
 
     # What run_one writes into the manifest's placement (jobs, machine_cpus).
     assert at_once(choose_placement(4, cpus=[0, 1])) == (2, 2)

@@ -264,7 +264,7 @@ def test_claims_in_a_fresh_clone_come_from_the_store_alone(
 def test_run_in_a_fresh_clone_takes_the_stored_runs_and_runs_the_rest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import runner.execute.run
+    import runner.execute.run_all
     from runner.experiment import Console, Experiment
 
     spec, _, target = store_fixture("conflux-small-pilot", tmp_path)
@@ -276,7 +276,7 @@ def test_run_in_a_fresh_clone_takes_the_stored_runs_and_runs_the_rest(
         asked.append([(v.name, s) for v, s in spec.runs()])
         return []
 
-    monkeypatch.setattr(runner.execute.run, "run_experiment", fake_run_experiment)
+    monkeypatch.setattr(runner.execute.run_all, "run_experiment", fake_run_experiment)
     lines: list[str] = []
     exp = Experiment.load(
         FIXTURES / "conflux-small-pilot" / "spec.yaml",

@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar, get_type_hints
 
 from runner.analyses.inputs import Inputs
 from runner.spec.model import Spec
-from runner.tables.table import Table
+from runner.tables.definition import Table
 
 R = TypeVar("R")
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from runner.bench.results_table import add_section_rows, machine
 from runner.console import TERMINAL
-from runner.execute.cpus import OFF, OWN_CPUS, PINNING_MODES, SHARED, usable_cpus
+from runner.execute.placement import OFF, OWN_CPUS, PINNING_MODES, SHARED, usable_cpus
 from runner.layout import Layout
 from runner.manifest import read_run
 from runner.network.backends import SHADOW
@@ -93,7 +93,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here: the command line lists this benchmark without loading them.
-    from runner.execute.run import resolve_tools, run_experiment
+    from runner.execute.run_all import resolve_tools, run_experiment
     from runner.experiments import load_spec
 
     spec = load_spec(Path(args.spec))

@@ -131,7 +131,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here: the command line lists this benchmark without loading them.
-    from runner.execute.run import resolve_tools
+    from runner.execute.run_all import resolve_tools
     from runner.experiments import load_spec
     from runner.network.generate import generate_run
 

@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here: the command line lists this benchmark without loading them.
-    from runner.execute.run import resolve_tools, run_experiment
+    from runner.execute.run_all import resolve_tools, run_experiment
     from runner.experiments import TABLES, load_spec
     from runner.manifest import read_run
     from runner.tables.collect import collect

@@ -131,7 +131,7 @@ class Experiment:
     def check_fits(self, max_hosts: int | None = None, options: RunOptions | None = None) -> None:
         """Refuse (TooLarge), before anything is written, runs too large for
         this machine, placed here as ``options`` would place them."""
-        from runner.execute.run import plan_placement
+        from runner.execute.run_all import plan_placement
         from runner.network.capacity import check_capacity
 
         o = options or RunOptions()
@@ -166,7 +166,7 @@ class Experiment:
 
     def generate(self) -> GenerateResult:
         """Write every run's network (keys, configs) without running it."""
-        from runner.execute.run import generate_experiment, resolve_tools
+        from runner.execute.run_all import generate_experiment, resolve_tools
 
         spec, backend, layout = self.spec, self.backend, self.layout
         written, kept = generate_experiment(
@@ -344,7 +344,7 @@ class Experiment:
         from runner.execute.cluster.executors import make_executor
         from runner.execute.cluster.options import parse_executor
         from runner.execute.progress import outcome_line
-        from runner.execute.run import run_experiment
+        from runner.execute.run_all import run_experiment
         from runner.tables.collect import logged_rows
 
         o, layout = options, self.layout

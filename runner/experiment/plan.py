@@ -17,7 +17,7 @@ def write_plan(spec: Spec, layout: Layout, target: Spec | None, cores: int) -> P
     for the pilot's own spec), priced also on a machine of ``cores`` cores;
     written as plan.md and plan.json beside the pilot's tables."""
     from runner.analyses.client_bandwidth import per_client
-    from runner.execute.cpus import usable_cpus
+    from runner.execute.placement import usable_cpus
     from runner.manifest import write_json_atomic
     from runner.planning.seed_plan import make_plan, plan_data
     from runner.report.seed_plan import render

@@ -14,7 +14,7 @@ from runner.experiments.congestion import analyses as congestion
 from runner.experiments.mctor import analyses as mctor
 from runner.experiments.tortoise import analyses as tortoise
 from runner.report import sections
-from runner.tables.table import Table
+from runner.tables.definition import Table
 
 ANALYSES: tuple[Analysis[Any], ...] = (
     sections.TRANSFERS,

@@ -20,7 +20,7 @@ from runner.analyses.inputs import ChangeKey, collected_inputs
 from runner.analyses.runs import StaleRun, read_spec_runs
 from runner.checks import Failure
 from runner.layout import Layout, partial_path
-from runner.report.analyzed import AnalyzedFiles, read_analyzed
+from runner.report.analyzed_files import AnalyzedFiles, read_analyzed
 from runner.report.answers import answer_rows, answers_section, change_text
 from runner.report.claims import claims_section
 from runner.report.forest import forest_svg

@@ -24,11 +24,11 @@ from runner.layout import Layout
 from runner.logs.run_logs import RunLogs
 from runner.manifest import RunRecord, read_run_if_any, record_collected
 from runner.spec.model import Spec
+from runner.tables.definition import Table
 from runner.tables.runs import RUNS, run_row
 from runner.tables.schema import CLIENTS, LOG_DAMAGE, TRANSFERS, ClientRow, TransferRow
 from runner.tables.sources import assemble, run_sources
 from runner.tables.store import run_key, table_texts, write_stored
-from runner.tables.table import Table
 
 # A run that recorded no identity (made before runs recorded one) is not stored.
 NOT_STORED = "not stored"

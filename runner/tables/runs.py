@@ -22,7 +22,7 @@ from runner.manifest import STATUS_COMPLETE, STATUS_MISSING, RunRecord, read_run
 from runner.network.backends import backend_named
 from runner.network.identity import changed_parts, spec_parts
 from runner.spec.model import Spec
-from runner.tables.table import Table, column
+from runner.tables.definition import Table, column
 
 # The phases whose wall seconds a row holds, each as ``<phase>_s``.
 PHASES = ("generate", "simulate", "wait", "bootstrap", "collect")

@@ -21,9 +21,9 @@ from typing import Any
 from runner.layout import Layout
 from runner.manifest import read_run_if_any, write_json_atomic
 from runner.spec.model import Spec
+from runner.tables.definition import Table
 from runner.tables.runs import RUNS, RunRow, changed_from_spec, missing_row, run_row
 from runner.tables.store import StoredRun, by_run, run_key, stored_runs
-from runner.tables.table import Table
 
 LOCAL = "run directory"
 

@@ -28,8 +28,8 @@ from typing import Any
 from runner.errors import TableError
 from runner.layout import partial_path
 from runner.manifest import RunRecord
+from runner.tables.definition import Table
 from runner.tables.runs import RUNS, RunRow
-from runner.tables.table import Table
 
 RUN_RECORD = "run.json"
 FORMAT = 1

@@ -1,5 +1,5 @@
 """The report's check that each variant links the conflux legs it expects
-(runner.experiments.conflux.legs), and its table per measured client."""
+(runner.experiments.conflux.conflux_legs), and its table per measured client."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 from runner.analyses.contract import Section
 from runner.analyses.inputs import Inputs
-from runner.experiments.conflux.legs import LegsResult
+from runner.experiments.conflux.conflux_legs import LegsResult
 from runner.report.markdown import table
 
 

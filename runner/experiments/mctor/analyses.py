@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from runner.analyses.contract import Analysis
 from runner.analyses.workload_rounds import class_phases
-from runner.experiments.mctor.analysis import mctor_result
+from runner.experiments.mctor.compute import mctor_result
 from runner.experiments.mctor.report import mctor_sections
 from runner.experiments.mctor.tables import PLACEMENTS
 from runner.spec.model import Spec

@@ -1,6 +1,6 @@
 """Run every (variant, seed) of an experiment: generate, then simulate.
 
-Several runs go at once, each on CPUs of its own (``runner.execute.cpus``),
+Several runs go at once, each on CPUs of its own (``runner.execute.placement``),
 in this process or on a cluster (``runner.execute.cluster``); a run that
 fails is recorded as failed in its manifest and reported, and the others go
 on. Runs whose manifest says complete are skipped, so re-running finishes
@@ -23,12 +23,12 @@ from typing import Protocol
 from runner.checks import runs_with_failures
 from runner.console import TERMINAL, Console
 from runner.errors import PrerequisiteError, RunError
+from runner.execute.by_backend import execution
 from runner.execute.cpu_claims import claimed_cpus, holder
-from runner.execute.cpus import OFF, OWN_CPUS, CpuSlots, Placement, usable_cpus, without
-from runner.execute.executions import execution
 from runner.execute.generation import Generate, Generators, in_this_process
-from runner.execute.local import run as local_run
+from runner.execute.local import processes as local_run
 from runner.execute.local.procs import kill_all
+from runner.execute.placement import OFF, OWN_CPUS, CpuSlots, Placement, usable_cpus, without
 from runner.execute.progress import Progress
 from runner.layout import Layout, stale_path
 from runner.manifest import (
