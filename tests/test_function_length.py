@@ -68,6 +68,6 @@ def test_the_check_holds_each_folder_to_its_limit(tmp_path: Path) -> None:
     lengths = function_lengths(tmp_path / "runner", tmp_path)
     assert lengths["runner/spec/run.py:long"] == spec_limit + 1
     assert too_long(lengths) == [
-        f"runner/execute/run_all.py:long: {MAX_LINES + 1} lines",
+        f"runner/execute/run.py:long: {MAX_LINES + 1} lines",
         f"runner/spec/run.py:long: {spec_limit + 1} lines",
     ]
