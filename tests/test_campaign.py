@@ -27,8 +27,9 @@ from runner.manifest import read_run
 from runner.network.backends import SHADOW
 from runner.network.identity import run_identity
 from runner.spec.model import Spec
+from runner.spec.rule import rule_fingerprint
 from runner.tables.collect import parsed_tables
-from runner.tables.runs import RunRow, run_row
+from runner.tables.runs import RUNS, RunRow, run_row
 from runner.tables.store import stored_runs, table_texts, write_stored
 from runner.tables.store_import import import_runs
 from tests.conftest import (
@@ -116,6 +117,10 @@ PILOT = "conflux-small-pilot"
 
 def clone_with_store(tmp_path: Path) -> tuple[Spec, Layout]:
     spec, source = fixture_results(PILOT, tmp_path / "source")
+    # Runs made under the rule the spec states (runner.spec.rule), as runs
+    # now record it: their confirmatory verdicts are not post hoc.
+    rows = [replace(r, rule=rule_fingerprint(spec)) for r in RUNS.read_from(source)]
+    RUNS.write(source.experiment_dir, rows)
     clone = Layout(tmp_path / "clone", source.experiment)
     done = import_runs(source.root, {spec.name: spec}, clone.root, TABLES)
     assert not done.refused and len(done.added) == len(spec.runs())
@@ -143,6 +148,7 @@ def fake_run_and_store(
                     "versions": FIXTURE_VERSIONS,
                     "identity": run_identity(spec, variant, seed, SHADOW, FIXTURE_VERSIONS),
                     "cpu_phases_s": {"generate": 0.0, "simulate": cpu * 1.05},
+                    "spec": {"rule": rule_fingerprint(spec)},
                 },
             )
             record = read_run(run_dir)
