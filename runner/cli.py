@@ -1,6 +1,6 @@
 """Command line: ``python -m runner <command> configs/<exp>.yaml``.
 
-It parses the arguments; the work is the Experiment's (runner.experiment),
+It parses the arguments; the work is the Experiment's (runner.workflow),
 the tools' builds (runner.tools) and the benchmarks' (runner.bench)."""
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from runner.errors import (
 )
 from runner.execute.lock import check_not_busy
 from runner.execute.placement import OWN_CPUS, PINNING_MODES
-from runner.experiment import Experiment, RunOptions
-from runner.experiment.backend import BACKEND_NAMES, backend_name, experiment_dir
+from runner.workflow import Experiment, RunOptions
+from runner.workflow.backend_choice import BACKEND_NAMES, backend_name, experiment_dir
 
 # The heavy modules (numpy, scipy, matplotlib, networkx) are imported by the
 # steps that use them, so that a second runner on a busy experiment, or on
@@ -383,7 +383,7 @@ def _add_claims(sub: Subcommands) -> None:
 
 def cmd_campaign(args: argparse.Namespace) -> int:
     """Run the seeds that bring open claims nearest a verdict, within ``--budget`` CPU-hours."""
-    from runner.experiment.campaign_run import campaign
+    from runner.workflow.campaign_run import campaign
 
     if args.budget <= 0:
         Console().err(f"error: --budget {args.budget}: expected CPU-hours above 0")
@@ -425,7 +425,7 @@ def _add_campaign(sub: Subcommands) -> None:
 
 def cmd_store(args: argparse.Namespace) -> int:
     """``runner store import PATH`` or ``runner store list [EXP]``."""
-    from runner.experiment.store import import_store, list_store
+    from runner.workflow.store import import_store, list_store
 
     results = Path(args.results)
     if args.action == "import":

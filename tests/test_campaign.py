@@ -1,4 +1,4 @@
-"""The campaign's choice and its budget (runner/experiment/campaign.py),
+"""The campaign's choice and its budget (runner/workflow/campaign.py),
 with a fake executor whose runs report a CPU cost: no simulation."""
 
 from __future__ import annotations
@@ -11,17 +11,6 @@ import pytest
 
 import runner.experiments
 from runner.console import Console
-from runner.experiment import Experiment, RunOptions
-from runner.experiment.campaign import (
-    OpenClaim,
-    Step,
-    choose_steps,
-    cpu_per_variant,
-    run_steps,
-    step_spec,
-)
-from runner.experiment.campaign_run import HOUR, campaign, next_free_seed
-from runner.experiment.results import RunResult
 from runner.layout import Layout
 from runner.manifest import read_run
 from runner.network.backends import SHADOW
@@ -32,6 +21,17 @@ from runner.tables.collect import parsed_tables
 from runner.tables.runs import RUNS, RunRow, run_row
 from runner.tables.store import stored_runs, table_texts, write_stored
 from runner.tables.store_import import import_runs
+from runner.workflow import Experiment, RunOptions
+from runner.workflow.campaign import (
+    OpenClaim,
+    Step,
+    choose_steps,
+    cpu_per_variant,
+    run_steps,
+    step_spec,
+)
+from runner.workflow.campaign_run import HOUR, campaign, next_free_seed
+from runner.workflow.results import RunResult
 from tests.conftest import (
     FIXTURE_VERSIONS,
     FIXTURES,

@@ -84,7 +84,7 @@ def test_checks_json_records_each_failure_as_the_report_lists_it(tmp_path: Path)
 # f-strings that write "<variant>/seed-<k>...: " and are not a check's
 # failure: a run's error, progress lines.
 NOT_FAILURES = {
-    ("runner/experiment/experiment.py", "FAILED {}/seed-{}: {}"),
+    ("runner/workflow/pipeline.py", "FAILED {}/seed-{}: {}"),
     ("runner/execute/run_all.py", "{}/seed-{}: its checks failed; running it again"),
     ("runner/execute/run_all.py", "  {}/seed-{}: {} changed"),
     ("runner/analyses/measured_params.py", "{}/seed-{}: no {} client completed a transfer"),

@@ -14,15 +14,15 @@ import runner.experiments
 import runner.tools.prereqs
 from runner.execute import run_all as execute_run
 from runner.execute.run_all import RunOutcome
-from runner.experiment import Console, Experiment, RunOptions
-from runner.experiment.regress import tolerance
-from runner.experiment.results import PlanResult
 from runner.layout import Layout
 from runner.network.backends import LOCAL, SHADOW
 from runner.network.generate import Tools
 from runner.report.assemble import ReportResult
 from runner.spec.model import Spec
 from runner.tables.collect import Collected
+from runner.workflow import Console, Experiment, RunOptions
+from runner.workflow.regress import tolerance
+from runner.workflow.results import PlanResult
 from tests.conftest import CI_SMALL, FIXTURES, ROOT, fixture_results
 
 TORTOISE = FIXTURES / "tortoise-small" / "spec.yaml"
@@ -205,7 +205,7 @@ def test_experiment_runs_collects_and_compares_and_says_so_in_order(
 def test_plan_from_another_specs_pilot_without_a_command_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loads: list[Path]
 ) -> None:
-    import runner.experiment.plan
+    import runner.workflow.plan
 
     fixture_results("conflux-small-pilot", tmp_path)
     asked: list[tuple[str, Path, str | None, int]] = []
@@ -214,7 +214,7 @@ def test_plan_from_another_specs_pilot_without_a_command_line(
         asked.append((spec.name, layout.experiment_dir, target and target.name, cores))
         return PlanResult(0, None, "the plan")
 
-    monkeypatch.setattr(runner.experiment.plan, "write_plan", write_plan)
+    monkeypatch.setattr(runner.workflow.plan, "write_plan", write_plan)
     loads.clear()
     console, out, _ = _lines()
     target = ROOT / "configs" / "conflux.yaml"

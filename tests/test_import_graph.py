@@ -46,7 +46,7 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("report", ("runner.report",)),
     ("experiments and their registry", ("runner.experiments",)),
     # one experiment's pipeline as an object, and the configs taken together
-    ("workflow", ("runner.experiment", "runner.configs")),
+    ("workflow", ("runner.workflow", "runner.configs")),
     # the package's face (runner.load) and what users call
     ("commands", ("runner", "runner.results", "runner.cli", "runner.__main__", "runner.bench")),
 )

@@ -118,7 +118,7 @@ def test_nothing_about_placement_when_nothing_runs(
 def test_the_run_stage_ends_with_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from runner.experiment import Experiment, RunOptions
+    from runner.workflow import Experiment, RunOptions
 
     spec, layout = _spec_and_layout(tmp_path)
     done = [RunOutcome(v.name, s, "complete", layout.run_dir(v.name, s)) for v, s in spec.runs()]

@@ -15,7 +15,6 @@ from runner.analyses.runs import stale
 from runner.checks import Failure
 from runner.cli import main
 from runner.execute.run_all import run_experiment
-from runner.experiment.backend import backend_name
 from runner.experiments import parse_spec
 from runner.layout import Layout, stale_path
 from runner.manifest import read_run, write_json_atomic
@@ -25,6 +24,7 @@ from runner.report.what_ran import stale_runs
 from runner.spec.model import Spec
 from runner.tables.runs import run_row, run_rows
 from runner.tools.prereqs import find
+from runner.workflow.backend_choice import backend_name
 from tests.conftest import needs_tor, read_manifest, write_manifest
 from tests.specs import ci_small_data, spec_of
 

@@ -208,8 +208,8 @@ def _seeds_yaml(spec_file: Path, seeds: str, dest: Path) -> Path:
 
 
 def test_stored_seeds_beyond_the_spec_are_analysed_too(tmp_path: Path) -> None:
-    from runner.experiment import Console, Experiment
     from runner.tables.sources import with_stored_seeds
+    from runner.workflow import Console, Experiment
 
     spec, _, target = store_fixture("conflux-small-pilot", tmp_path)
     # A stored run whose identity is another seed's is never mixed in.
@@ -265,7 +265,7 @@ def test_run_in_a_fresh_clone_takes_the_stored_runs_and_runs_the_rest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import runner.execute.run_all
-    from runner.experiment import Console, Experiment
+    from runner.workflow import Console, Experiment
 
     spec, _, target = store_fixture("conflux-small-pilot", tmp_path)
     missing = next(s for s in stored_runs(target.store_dir) if s.run == ("conflux", 3))

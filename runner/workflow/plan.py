@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from runner.experiment.results import PlanResult
+from runner.workflow.results import PlanResult
 
 if TYPE_CHECKING:
     from runner.layout import Layout

@@ -85,9 +85,9 @@ def analyze_stored(spec_path: Path, results: Path, console: Console) -> list[str
     experiment folders analysed. The backend whose answers were the latest
     is analysed last, so stays the latest."""
     from runner.execute.lock import ExperimentBusy
-    from runner.experiment.backend import BACKEND_NAMES
-    from runner.experiment.experiment import Experiment
     from runner.tables.sources import run_sources
+    from runner.workflow.backend_choice import BACKEND_NAMES
+    from runner.workflow.pipeline import Experiment
 
     quiet = Console(lambda _: None, console.err)  # the answers go to the claims page
     experiments = [

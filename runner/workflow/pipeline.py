@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner.console import Console
-from runner.experiment.backend import backend_name
-from runner.experiment.options import RunOptions
-from runner.experiment.results import (
+from runner.layout import Layout
+from runner.network.backends import BACKENDS, Backend
+from runner.workflow.backend_choice import backend_name
+from runner.workflow.options import RunOptions
+from runner.workflow.results import (
     AnalyzeResult,
     CollectResult,
     CompareResult,
@@ -31,8 +33,6 @@ from runner.experiment.results import (
     RunResult,
     ValidateResult,
 )
-from runner.layout import Layout
-from runner.network.backends import BACKENDS, Backend
 
 if TYPE_CHECKING:
     from runner.analyses.answers import Answer
@@ -292,9 +292,9 @@ class Experiment:
         return self._regress(path, write)
 
     def _regress(self, path: Path, write: bool) -> RegressResult:
-        from runner.experiment import regress as policy
         from runner.manifest import write_json_atomic
         from runner.tables.schema import TRANSFERS
+        from runner.workflow import regress as policy
 
         rows = TRANSFERS.read(self.layout.transfers_csv)
         if write:
@@ -318,7 +318,7 @@ class Experiment:
     def _plan(
         self, pilot: int | None, cores: int, options: RunOptions, target: Spec | None
     ) -> PlanResult:
-        from runner.experiment.plan import write_plan
+        from runner.workflow.plan import write_plan
 
         if pilot:
             spec = replace(self.written, seeds=tuple(range(1, pilot + 1)))
