@@ -5,8 +5,13 @@ text the report and the console show is ``str(failure)``."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runner.errors import NotAnalyzedError
 
 
 @dataclass(frozen=True)
@@ -43,3 +48,28 @@ def failures_by_run(failures: Iterable[Failure]) -> dict[tuple[str, int], list[F
         if failure.run is not None:
             found.setdefault(failure.run, []).append(failure)
     return found
+
+
+def runs_with_failures(checks_json: Path) -> set[tuple[str, int]]:
+    """The (variant, seed) of every run a failure in ``checks_json`` (as
+    ``analyze`` wrote it, runner.analyses.analyze.checks_record) is tied to;
+    none where analyze has not written it."""
+    if not checks_json.is_file():
+        return set()
+    try:
+        data = json.loads(checks_json.read_text())
+        records = [f for a in data["analyses"] for f in a["failures"]]
+        records += list(data["runs"]) + list(data["log_damage"])
+        runs = [_run_of(record) for record in records]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise NotAnalyzedError(
+            f"{checks_json}: not checks as analyze writes them (expected keys analyses, runs "
+            f"and log_damage, each a list of failures with variant and seed): {exc}; "
+            "run `python -m runner analyze` again"
+        ) from exc
+    return {run for run in runs if run is not None}
+
+
+def _run_of(record: dict[str, Any]) -> tuple[str, int] | None:
+    variant, seed = record.get("variant"), record.get("seed")
+    return None if variant is None or seed is None else (str(variant), int(seed))

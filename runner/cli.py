@@ -1,6 +1,6 @@
 """Command line: ``python -m runner <command> configs/<exp>.yaml``.
 
-It parses the arguments; the work is the Experiment's (runner.experiment),
+It parses the arguments; the work is the Experiment's (runner.workflow),
 the tools' builds (runner.tools) and the benchmarks' (runner.bench)."""
 
 from __future__ import annotations
@@ -12,12 +12,19 @@ import sys
 from pathlib import Path
 from typing import TypeAlias
 
-from runner.errors import DataError, PrerequisiteError, RunError, SpecError, TableError
-from runner.execute.cpus import OWN_CPUS, PINNING_MODES
+from runner.console import TERMINAL, Console
+from runner.errors import (
+    DataError,
+    NotAnalyzedError,
+    PrerequisiteError,
+    RunError,
+    SpecError,
+    TableError,
+)
 from runner.execute.lock import check_not_busy
-from runner.experiment import Experiment, RunOptions
-from runner.experiment.backend import BACKEND_NAMES, backend_name, experiment_dir
-from runner.experiment.console import Console
+from runner.execute.placement import OWN_CPUS, PINNING_MODES
+from runner.workflow import Experiment, RunOptions
+from runner.workflow.backend_choice import BACKEND_NAMES, backend_name, experiment_dir
 
 # The heavy modules (numpy, scipy, matplotlib, networkx) are imported by the
 # steps that use them, so that a second runner on a busy experiment, or on
@@ -52,11 +59,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     from runner.tools.prereqs import report as prereq_report
 
     found = prereq_report(patched_configs(Path(getattr(args, "configs", "configs"))))
-    print(found.text)
+    TERMINAL.out(found.text)
     usable = SHADOW.name in found.backends if args.shadow else bool(found.backends)
     if not usable:
         what = "The Shadow backend cannot" if args.shadow else "No backend can"
-        print(f"\n{what} run here; see README.md, {README_SECTIONS}.")
+        TERMINAL.out(f"\n{what} run here; see README.md, {README_SECTIONS}.")
     return 0 if usable else 1
 
 
@@ -376,7 +383,7 @@ def _add_claims(sub: Subcommands) -> None:
 
 def cmd_campaign(args: argparse.Namespace) -> int:
     """Run the seeds that bring open claims nearest a verdict, within ``--budget`` CPU-hours."""
-    from runner.experiment.campaign_run import campaign
+    from runner.workflow.campaign_run import campaign
 
     if args.budget <= 0:
         Console().err(f"error: --budget {args.budget}: expected CPU-hours above 0")
@@ -418,7 +425,7 @@ def _add_campaign(sub: Subcommands) -> None:
 
 def cmd_store(args: argparse.Namespace) -> int:
     """``runner store import PATH`` or ``runner store list [EXP]``."""
-    from runner.experiment.store import import_store, list_store
+    from runner.workflow.store import import_store, list_store
 
     results = Path(args.results)
     if args.action == "import":
@@ -569,16 +576,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _dispatch(args)
     except SpecError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        TERMINAL.err(f"error: {exc}")
         return 2
-    except (PrerequisiteError, DataError, TableError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (PrerequisiteError, DataError, TableError, NotAnalyzedError) as exc:
+        TERMINAL.err(f"error: {exc}")
         return 3
     except RunError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        TERMINAL.err(f"error: {exc}")
         return 1
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        TERMINAL.err("interrupted")
         return 130
 
 

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from runner.console import Console
 from runner.errors import SpecError
-from runner.experiment.backend import BACKEND_NAMES
-from runner.experiment.console import Console
 from runner.layout import Layout
 from runner.network.backends import BACKENDS
+from runner.workflow.backend_choice import BACKEND_NAMES
 
 if TYPE_CHECKING:
     from runner.spec.hypotheses import Hypothesis
@@ -118,7 +118,6 @@ def write_claims_page(
     ran one experiment must not publish "not run" over the others'
     findings. Its panel of the plot is drawn from that section."""
     from runner.analyses.answers import spec_records
-    from runner.experiment.store import analyze_stored
     from runner.experiments import load_spec
     from runner.layout import Layout
     from runner.report.claims import (
@@ -130,6 +129,7 @@ def write_claims_page(
     from runner.report.forest_rows import record_rows, table_rows
     from runner.spec.conditions import conditions_line
     from runner.tables.store import stored_runs
+    from runner.workflow.store import analyze_stored
 
     say = console or Console.quiet()
     published = published_sections(out.read_text()) if out.is_file() else {}

@@ -2,7 +2,8 @@
 
 The only module that knows the manifest's keys. ``RunRecord`` reads it,
 typed; each stage adds its part through a ``record_*`` function
-(generation, the run, its failure, collection, the report's checks). The
+(generation, the run, its failure, collection; the report's checks are
+checks.json's, runner/analyses/analyze.py). The
 keys stay those older runs wrote, so their manifests load as they are, and
 keys this module does not name are kept as read.
 
@@ -14,17 +15,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
-from runner.checks import Failure, failures_by_run
-
 MANIFEST = "manifest.json"
 
 # CPU seconds a run used, per phase (generate: its wall time, see
-# runner/execute/run.py; simulate: Shadow's or the local processes'; collect):
+# runner/execute/run_all.py; simulate: Shadow's or the local processes'; collect):
 # its cost.
 CPU_PHASES = "cpu_phases_s"
 
@@ -206,11 +205,6 @@ class RunRecord:
         placement = self.document.get("placement")
         return placement if isinstance(placement, dict) else {}
 
-    @property
-    def checks_failed(self) -> list[str]:
-        """The report's failed checks that are this run's (as the last compare found)."""
-        return [str(text) for text in self.document.get("checks_failed", [])]
-
     def _with(self, **fields: Any) -> RunRecord:
         return RunRecord({**self.document, **fields})
 
@@ -370,22 +364,3 @@ def backends_with_runs(candidates: dict[str, Path]) -> list[str]:
                 found.append(backend)
                 break
     return found
-
-
-def record_check_failures(
-    run_dirs: dict[tuple[str, int], Path], failures: Iterable[Failure]
-) -> int:
-    """Write into each complete run's manifest the texts of the report's
-    failed checks that are its own (by their run, whatever their wording),
-    so that a re-run with --retry-failed runs it again; the runs with any."""
-    by_run = failures_by_run(failures)
-    marked = 0
-    for run, run_dir in run_dirs.items():
-        record = read_run_if_any(run_dir)
-        if record is None or not record.complete:
-            continue
-        mine = [str(f) for f in by_run.get(run, [])]
-        if record.document.get("checks_failed", []) != mine:
-            write_run(run_dir, record._with(checks_failed=mine))
-        marked += bool(mine)
-    return marked

@@ -21,7 +21,7 @@ import pandas as pd
 
 from runner.experiments import TABLES
 from runner.tables.collect import tables as all_tables
-from runner.tables.table import Table
+from runner.tables.definition import Table
 
 
 @dataclass

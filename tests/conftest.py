@@ -285,7 +285,7 @@ def fixture_results(name: str, root: Path, spec: Spec | None = None) -> tuple[Sp
     from runner.network.backends import SHADOW
     from runner.network.identity import run_identity
     from runner.tables.collect import tables
-    from runner.tables.sources import write_runs
+    from runner.tables.sources import run_sources, write_runs
 
     spec = spec or fixture_spec(name)
     layout = Layout(root, spec.name)
@@ -320,7 +320,7 @@ def fixture_results(name: str, root: Path, spec: Spec | None = None) -> tuple[Sp
             run_dir.mkdir(parents=True)
             write_manifest(run_dir, manifest)
     # The runs table, as collect writes it, from those records.
-    write_runs(spec, layout)
+    write_runs(layout, run_sources(spec, layout))
     return spec, layout
 
 

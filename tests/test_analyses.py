@@ -5,18 +5,16 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
+from runner.analyses.contract import Analysis, Section
 from runner.analyses.inputs import Inputs
 from runner.checks import Failure
-from runner.experiments import ANALYSES, parse_spec, tables_of
+from runner.experiments import ANALYSES, tables_of
 from runner.layout import Layout
 from runner.logs.run_logs import RunLogs
-from runner.report.base import Analysis, Section
 from runner.report.compare import compare
 from runner.tables import collect as collect_module
-from runner.tables.table import Table
-from tests.conftest import CI_SMALL
+from runner.tables.definition import Table
+from tests.specs import ci_small
 from tests.test_log_damage import _damaged_run
 
 
@@ -55,7 +53,7 @@ TOY = Analysis(
 
 def test_a_registered_analysis_adds_its_table_and_section(tmp_path: Path) -> None:
     analyses = (*ANALYSES, TOY)
-    spec = parse_spec(yaml.safe_load(CI_SMALL.read_text()), "ci-small.yaml")
+    spec = ci_small()
     layout = Layout(tmp_path / "results", spec.name)
     _damaged_run(layout.run_dir("conflux-on", 1))
 
@@ -83,7 +81,7 @@ def test_a_registered_analysis_adds_its_table_and_section(tmp_path: Path) -> Non
 def test_an_analysis_the_spec_does_not_ask_adds_no_section(tmp_path: Path) -> None:
     never = Analysis("never", (), _hosts_result, _hosts_report, applies=lambda spec: False)
     analyses = (*ANALYSES, never)
-    spec = parse_spec(yaml.safe_load(CI_SMALL.read_text()), "ci-small.yaml")
+    spec = ci_small()
     layout = Layout(tmp_path / "results", spec.name)
     _damaged_run(layout.run_dir("conflux-on", 1))
     collect_module.collect(spec, layout, tables_of(analyses))

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from runner.analyses.analyze import analyze
+from runner.analyses.contract import Analysis, Section
 from runner.analyses.inputs import Inputs
 from runner.errors import NotAnalyzedError
 from runner.experiments import ANALYSES
 from runner.layout import Layout
 from runner.report.assemble import write_report
-from runner.report.base import Analysis, Section
 from runner.spec.model import Spec
 from tests.conftest import fixture_results
 

@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-import yaml
 
 from runner.analyses.answers import (
     CONTRADICTED,
@@ -28,7 +27,7 @@ from runner.experiments import parse_spec
 from runner.report.answers import answers_section
 from runner.spec.hypotheses import Hypothesis
 from runner.tables.schema import TransferRow
-from tests.conftest import CI_SMALL
+from tests.specs import ci_small, ci_small_data
 
 FASTER = Hypothesis(
     name="h",
@@ -42,7 +41,7 @@ FASTER = Hypothesis(
 
 
 def _spec(hypotheses: Any) -> dict[str, Any]:
-    data = yaml.safe_load(CI_SMALL.read_text())
+    data = ci_small_data()
     data["hypotheses"] = hypotheses
     data.pop("claims")  # the claims ci-small's own hypothesis tests
     return data
@@ -65,7 +64,7 @@ def _one(**changes: Any) -> list[dict[str, Any]]:
 
 
 def test_ci_small_states_a_hypothesis() -> None:
-    spec = parse_spec(yaml.safe_load(CI_SMALL.read_text()), "ci-small.yaml")
+    spec = ci_small()
     (h,) = spec.hypotheses
     assert (h.metric, h.cls, h.size, h.expect, h.smallest_change) == (
         "ttlb",

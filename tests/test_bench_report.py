@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.analyses.seed_rounds import ROUNDS_FILE
 from runner.bench.report import SECTION, main
+from runner.planning.seed_rounds import ROUNDS_FILE
 from tests.conftest import FIXTURES, fixture_results
 
 

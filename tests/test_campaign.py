@@ -1,4 +1,4 @@
-"""The campaign's choice and its budget (runner/experiment/campaign.py),
+"""The campaign's choice and its budget (runner/workflow/campaign.py),
 with a fake executor whose runs report a CPU cost: no simulation."""
 
 from __future__ import annotations
@@ -10,8 +10,19 @@ from pathlib import Path
 import pytest
 
 import runner.experiments
-from runner.experiment import Experiment, RunOptions
-from runner.experiment.campaign import (
+from runner.console import Console
+from runner.layout import Layout
+from runner.manifest import read_run
+from runner.network.backends import SHADOW
+from runner.network.identity import run_identity
+from runner.spec.model import Spec
+from runner.spec.rule import rule_fingerprint
+from runner.tables.collect import parsed_tables
+from runner.tables.runs import RUNS, RunRow, run_row
+from runner.tables.store import stored_runs, table_texts, write_stored
+from runner.tables.store_import import import_runs
+from runner.workflow import Experiment, RunOptions
+from runner.workflow.campaign import (
     OpenClaim,
     Seeds,
     Step,
@@ -20,18 +31,8 @@ from runner.experiment.campaign import (
     run_steps,
     step_spec,
 )
-from runner.experiment.campaign_run import HOUR, campaign, next_free_seed
-from runner.experiment.console import Console
-from runner.experiment.results import RunResult
-from runner.layout import Layout
-from runner.manifest import read_run
-from runner.network.backends import SHADOW
-from runner.network.identity import run_identity
-from runner.spec.model import Spec
-from runner.tables.collect import parsed_tables
-from runner.tables.runs import RunRow, run_row
-from runner.tables.store import stored_runs, table_texts, write_stored
-from runner.tables.store_import import import_runs
+from runner.workflow.campaign_run import HOUR, campaign, next_free_seed
+from runner.workflow.results import RunResult
 from tests.conftest import (
     FIXTURE_VERSIONS,
     FIXTURES,
@@ -143,6 +144,10 @@ PILOT = "conflux-small-pilot"
 
 def clone_with_store(tmp_path: Path) -> tuple[Spec, Layout]:
     spec, source = fixture_results(PILOT, tmp_path / "source")
+    # Runs made under the rule the spec states (runner.spec.rule), as runs
+    # now record it: their confirmatory verdicts are not post hoc.
+    rows = [replace(r, rule=rule_fingerprint(spec)) for r in RUNS.read_from(source)]
+    RUNS.write(source.experiment_dir, rows)
     clone = Layout(tmp_path / "clone", source.experiment)
     done = import_runs(source.root, {spec.name: spec}, clone.root, TABLES)
     assert not done.refused and len(done.added) == len(spec.runs())
@@ -170,6 +175,7 @@ def fake_run_and_store(
                     "versions": FIXTURE_VERSIONS,
                     "identity": run_identity(spec, variant, seed, SHADOW, FIXTURE_VERSIONS),
                     "cpu_phases_s": {"generate": 0.0, "simulate": cpu * 1.05},
+                    "spec": {"rule": rule_fingerprint(spec)},
                 },
             )
             record = read_run(run_dir)
@@ -241,7 +247,7 @@ def test_a_budget_too_small_for_any_step_runs_nothing(
 
 
 def test_a_failed_run_is_run_again_and_a_complete_one_is_not(tmp_path: Path) -> None:
-    from runner.experiment.campaign_run import variants_at_seeds
+    from runner.workflow.campaign_run import variants_at_seeds
 
     spec = fixture_spec(PILOT)
     layout = Layout(tmp_path, spec.name)

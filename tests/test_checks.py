@@ -9,9 +9,13 @@ import json
 import re
 from pathlib import Path
 
-from runner.checks import Failure
-from runner.manifest import STATUS_COMPLETE, record_check_failures
-from tests.conftest import ROOT, fixture_report, read_manifest, write_manifest
+import pytest
+
+from runner.analyses.analyze import checks_record
+from runner.checks import Failure, runs_with_failures
+from runner.errors import NotAnalyzedError
+from runner.manifest import write_json_atomic
+from tests.conftest import ROOT, fixture_report
 
 
 def test_a_failure_reads_as_the_report_has_always_written_it() -> None:
@@ -27,18 +31,13 @@ def test_only_a_failure_of_one_run_has_a_run() -> None:
     assert Failure(None, None, "experiment", "m").run is None
 
 
-def _complete_runs(root: Path, keys: list[tuple[str, int]]) -> dict[tuple[str, int], Path]:
-    runs = {}
-    for variant, seed in keys:
-        run_dir = root / variant / f"seed-{seed}"
-        run_dir.mkdir(parents=True)
-        write_manifest(run_dir, {"variant": variant, "seed": seed, "status": STATUS_COMPLETE})
-        runs[(variant, seed)] = run_dir
-    return runs
+def _write_checks(path: Path, failures: list[Failure]) -> Path:
+    """checks.json as analyze writes it, each failure as one analysis's."""
+    write_json_atomic(path, checks_record([("an analysis", failures)], [], []))
+    return path
 
 
-def test_runs_are_marked_by_their_key_and_never_by_the_text(tmp_path: Path) -> None:
-    runs = _complete_runs(tmp_path, [("a", 1), ("a", 10), ("b", 1)])
+def test_runs_are_found_by_their_key_and_never_by_the_text(tmp_path: Path) -> None:
     mine = Failure("a", 1, "load", "idle", "relay1")
     failures = [
         mine,
@@ -46,13 +45,18 @@ def test_runs_are_marked_by_their_key_and_never_by_the_text(tmp_path: Path) -> N
         Failure("a", None, "keep-up", "a/seed-10: slow"),
         Failure(None, None, "experiment", "b/seed-1: not a run's"),
     ]
-    assert record_check_failures(runs, failures) == 1
-    assert read_manifest(runs[("a", 1)])["checks_failed"] == ["a/seed-1 relay1: idle"]
-    assert "checks_failed" not in read_manifest(runs[("a", 10)])
-    assert "checks_failed" not in read_manifest(runs[("b", 1)])
-    # Passing again clears the mark.
-    assert record_check_failures(runs, []) == 0
-    assert read_manifest(runs[("a", 1)])["checks_failed"] == []
+    checks = _write_checks(tmp_path / "checks.json", failures)
+    assert runs_with_failures(checks) == {("a", 1)}
+    # Passing again clears them; no checks.json: none failed.
+    assert runs_with_failures(_write_checks(checks, [])) == set()
+    assert runs_with_failures(tmp_path / "absent.json") == set()
+
+
+def test_a_checks_json_that_is_not_analyzes_is_refused_by_its_name(tmp_path: Path) -> None:
+    checks = tmp_path / "checks.json"
+    checks.write_text('{"passed": true}')
+    with pytest.raises(NotAnalyzedError, match=r"checks\.json: not checks as analyze"):
+        runs_with_failures(checks)
 
 
 def test_checks_json_records_each_failure_as_the_report_lists_it(tmp_path: Path) -> None:
@@ -80,9 +84,9 @@ def test_checks_json_records_each_failure_as_the_report_lists_it(tmp_path: Path)
 # f-strings that write "<variant>/seed-<k>...: " and are not a check's
 # failure: a run's error, progress lines.
 NOT_FAILURES = {
-    ("runner/experiment/experiment.py", "FAILED {}/seed-{}: {}"),
-    ("runner/execute/run.py", "{}/seed-{}: its checks failed; running it again"),
-    ("runner/execute/run.py", "  {}/seed-{}: {} changed"),
+    ("runner/workflow/pipeline.py", "FAILED {}/seed-{}: {}"),
+    ("runner/execute/run_all.py", "{}/seed-{}: its checks failed; running it again"),
+    ("runner/execute/run_all.py", "  {}/seed-{}: {} changed"),
     ("runner/analyses/measured_params.py", "{}/seed-{}: no {} client completed a transfer"),
     # The run store's refusals: what cannot be stored or imported, not checks.
     ("runner/tables/store.py", "{}/seed-{}: no identity recorded: cannot store"),

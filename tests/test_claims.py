@@ -32,10 +32,11 @@ from runner.report.compare import compare
 from runner.spec.claims import Claim, ClaimsLedger, in_reading
 from runner.spec.hypotheses import Hypothesis
 from tests.conftest import CI_SMALL, FIXTURES, ROOT, fixture_report, fixture_results
+from tests.specs import ci_small_data, spec_of
 
 
 def _ci_small() -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load(CI_SMALL.read_text())
+    data: dict[str, Any] = ci_small_data()
     return data
 
 
@@ -156,10 +157,10 @@ def test_every_config_labels_every_hypothesis() -> None:
 
 def test_claims_do_not_change_a_runs_identity() -> None:
     data = _ci_small()
-    before = parse_spec(data, "ci-small.yaml")
+    before = spec_of(data)
     data["hypotheses"][0]["claim"]["figure"] = "Table I, 10 MB"
     data["claims"]["not_tested"].pop("C5")
-    after = parse_spec(data, "ci-small.yaml")
+    after = spec_of(data)
     for variant in before.variants:
         assert spec_parts(before, variant, 1, SHADOW) == spec_parts(after, variant, 1, SHADOW)
 

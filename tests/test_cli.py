@@ -9,9 +9,9 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.conftest import ROOT
+from tests.specs import ci_small_data, write_spec
 
 
 def _runner(*args: str) -> subprocess.CompletedProcess[str]:
@@ -21,10 +21,9 @@ def _runner(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_broken_spec_stops_before_anything_is_written(ci_small_text: str, tmp_path: Path) -> None:
-    data = yaml.safe_load(ci_small_text)
+    data = ci_small_data(ci_small_text)
     data["network"]["relays"]["guard"]["bandwidth"] = "fast"
-    spec = tmp_path / "broken.yaml"
-    spec.write_text(yaml.safe_dump(data))
+    spec = write_spec(data, tmp_path, "broken.yaml")
     results = tmp_path / "results"
     for command in ("run", "experiment"):
         proc = _runner(command, str(spec), "--results", str(results))

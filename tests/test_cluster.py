@@ -23,11 +23,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-import yaml
 
-from runner.execute.cpus import OFF, OWN_CPUS
-from runner.execute.run import RunOutcome, run_experiment
-from runner.experiments import parse_spec
+from runner.execute.placement import OFF, OWN_CPUS
+from runner.execute.run_all import RunOutcome, run_experiment
 from runner.layout import Layout
 from runner.network.backends import SHADOW
 from runner.spec.model import Spec
@@ -39,6 +37,7 @@ from tests.cluster_fixtures import (
     start_slurm,
 )
 from tests.conftest import CI_SMALL, ROOT, needs_shadow, needs_tor, read_manifest
+from tests.specs import ci_small as ci_small_spec
 
 pytest.importorskip("distributed", reason="dask.distributed is not installed (make setup)")
 
@@ -74,7 +73,7 @@ def slurm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str,
 
 
 def ci_small(seeds: tuple[int, ...] = (1, 2), variants: tuple[str, ...] = ()) -> Spec:
-    spec = parse_spec(yaml.safe_load(CI_SMALL.read_text()), "ci-small.yaml")
+    spec = ci_small_spec()
     kept = tuple(v for v in spec.variants if not variants or v.name in variants)
     return replace(spec, seeds=seeds, variants=kept)
 

@@ -11,7 +11,7 @@ from runner.analyses.transfers import (
     summarize,
     transfers_per_size,
 )
-from runner.experiments.conflux.legs import conflux_leg_checks
+from runner.experiments.conflux.conflux_legs import conflux_leg_checks
 from runner.tables.schema import CircuitRow, TransferRow
 
 

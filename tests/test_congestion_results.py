@@ -14,7 +14,7 @@ import pytest
 
 from runner.analyses.inputs import Inputs
 from runner.analyses.load import load_failures, run_loads
-from runner.experiments.congestion.analysis import congestion_result
+from runner.experiments.congestion.compute import congestion_result
 from runner.experiments.congestion.mechanisms import (
     MARUT,
     MARUT_REMOTE,

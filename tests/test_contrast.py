@@ -16,10 +16,10 @@ import yaml
 
 from runner.analyses.answers import SUPPORTED, answer, changes_key
 from runner.analyses.client_bandwidth import ClientBandwidth
-from runner.analyses.seed_plan import spread
 from runner.errors import SpecError
 from runner.experiments import load_spec
 from runner.params import Where
+from runner.planning.seed_plan import spread
 from runner.spec.hypotheses import Hypothesis, Side, parse_hypotheses
 from runner.tables.schema import TransferRow
 from tests.conftest import FIXTURES, fixture_report

@@ -7,8 +7,8 @@ import time
 import pytest
 
 from runner.analyses.cpu import per_run, relay_cpu
+from runner.execute.local.processes import measured_cpu
 from runner.execute.local.procs import process_cpu_seconds
-from runner.execute.local.run import measured_cpu
 from runner.manifest import RunRecord
 from runner.spec.model import ALL_RELAYS
 from runner.tables.schema import ProcessCpu, process_cpu_rows

@@ -10,9 +10,9 @@ import pytest
 from runner.bench.scaling import SECTION, add_rows, job_counts, only_variants
 from runner.cli import build_parser
 from runner.errors import RunError
-from runner.execute import cpus as cpus_module
+from runner.execute import placement as cpus_module
 from runner.execute.cluster.options import SlurmOptions, parse_executor
-from runner.execute.cpus import OFF, OWN_CPUS, SHARED, CpuSlots, choose_placement
+from runner.execute.placement import OFF, OWN_CPUS, SHARED, CpuSlots, choose_placement
 from runner.execute.simulate import run_shadow
 from runner.experiments import load_spec
 
@@ -143,7 +143,7 @@ def test_a_second_runner_keeps_off_the_cpus_another_has_claimed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from runner.execute.cpu_claims import CLAIMS_ENV, claimed_cpus, holder
-    from runner.execute.cpus import OFF, OWN_CPUS, Placement, without
+    from runner.execute.placement import OFF, OWN_CPUS, Placement, without
 
     monkeypatch.setenv(CLAIMS_ENV, str(tmp_path))
     with claimed_cpus([0, 1]) as (mine, taken):

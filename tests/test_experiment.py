@@ -12,17 +12,17 @@ import pytest
 
 import runner.experiments
 import runner.tools.prereqs
-from runner.execute import run as execute_run
-from runner.execute.run import RunOutcome
-from runner.experiment import Console, Experiment, RunOptions
-from runner.experiment.regress import tolerance
-from runner.experiment.results import PlanResult
+from runner.execute import run_all as execute_run
+from runner.execute.run_all import RunOutcome
 from runner.layout import Layout
 from runner.network.backends import LOCAL, SHADOW
 from runner.network.generate import Tools
 from runner.report.assemble import ReportResult
 from runner.spec.model import Spec
 from runner.tables.collect import Collected
+from runner.workflow import Console, Experiment, RunOptions
+from runner.workflow.regress import tolerance
+from runner.workflow.results import PlanResult
 from tests.conftest import CI_SMALL, FIXTURES, ROOT, fixture_results
 
 TORTOISE = FIXTURES / "tortoise-small" / "spec.yaml"
@@ -52,14 +52,16 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
 
 def _no_report(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
     """compare (analyze, then the report) stood in for: it says which
-    experiment it reported."""
+    experiment it reported, and the stale runs as analyze decides them."""
     import runner.report.compare
+    from runner.analyses.runs import read_spec_runs, stale
 
     reported: list[str] = []
 
     def compare(spec: Spec, layout: Layout, analyses: object) -> ReportResult:
         reported.append(spec.name)
-        return ReportResult(tmp_path / "report.md", True, [], ([], []))
+        found = stale(spec, read_spec_runs(spec, layout))
+        return ReportResult(tmp_path / "report.md", True, [], ([], []), found)
 
     monkeypatch.setattr(runner.report.compare, "compare", compare)
     return reported
@@ -184,7 +186,7 @@ def test_experiment_runs_collects_and_compares_and_says_so_in_order(
     ]
     monkeypatch.setattr(execute_run, "run_experiment", lambda *args, **kwargs: outcomes)
 
-    def collect(spec: Spec, layout: Layout, tables: object) -> Collected:
+    def collect(spec: Spec, layout: Layout, tables: object, console: object) -> Collected:
         layout.transfers_csv.parent.mkdir(parents=True, exist_ok=True)
         layout.transfers_csv.write_text("")
         return Collected(2, {"transfers": 10})
@@ -203,7 +205,7 @@ def test_experiment_runs_collects_and_compares_and_says_so_in_order(
 def test_plan_from_another_specs_pilot_without_a_command_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loads: list[Path]
 ) -> None:
-    import runner.experiment.plan
+    import runner.workflow.plan
 
     fixture_results("conflux-small-pilot", tmp_path)
     asked: list[tuple[str, Path, str | None, int]] = []
@@ -212,7 +214,7 @@ def test_plan_from_another_specs_pilot_without_a_command_line(
         asked.append((spec.name, layout.experiment_dir, target and target.name, cores))
         return PlanResult(0, None, "the plan")
 
-    monkeypatch.setattr(runner.experiment.plan, "write_plan", write_plan)
+    monkeypatch.setattr(runner.workflow.plan, "write_plan", write_plan)
     loads.clear()
     console, out, _ = _lines()
     target = ROOT / "configs" / "conflux.yaml"

@@ -6,19 +6,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import yaml
 
 from runner.errors import SpecError
-from runner.experiments import parse_spec
 from runner.network.exposure import check_exposure, opening_lines
-from tests.conftest import CI_SMALL
+from tests.specs import ci_small_data, spec_of
 
 
 def _spec(lines: list[str], **variant: Any) -> Any:
-    data = yaml.safe_load(CI_SMALL.read_text())
+    data = ci_small_data()
     data["variants"]["conflux-on"]["torrc"]["exit"] = lines
     data["variants"]["conflux-on"].update(variant)
-    return parse_spec(data, "ci-small.yaml")
+    return spec_of(data)
 
 
 def test_a_control_character_in_a_torrc_line_is_refused() -> None:

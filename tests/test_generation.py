@@ -13,15 +13,15 @@ from typing import Any
 import pytest
 import yaml
 
-from runner.execute import run as run_module
+from runner.execute import run_all as run_module
 from runner.execute.generation import Generators
-from runner.execute.run import run_experiment
-from runner.experiments import parse_spec
+from runner.execute.run_all import run_experiment
 from runner.layout import Layout
 from runner.network.backends import SHADOW
 from runner.network.generate import Tools, generate_run
 from runner.tools.prereqs import find
 from tests.conftest import needs_tor, read_manifest
+from tests.specs import ci_small_data, spec_of
 
 # Long beside a run's own generation (about 1 s, several on a loaded machine),
 # so that the runs beside the slow one finish theirs while it still waits.
@@ -71,7 +71,7 @@ def test_no_run_waits_for_anothers_generation(
     shadow.chmod(shadow.stat().st_mode | stat.S_IEXEC)
     paths = {n: str(find(n).path) for n in ("tor", "tor-gencert", "faketime")}
     paths.update(shadow=str(shadow), tgen="/usr/bin/true", oniontrace="/usr/bin/true")
-    spec = parse_spec(yaml.safe_load(ci_small_text), "ci-small.yaml")
+    spec = spec_of(ci_small_data(ci_small_text))
     layout = Layout(tmp_path / "results", spec.name)
     monkeypatch.setattr(
         run_module, "Generators", lambda jobs: Generators(jobs, target=slow_first_run)

@@ -19,9 +19,11 @@ PACKAGES = ("runner", "workloads", "topologies")
 # Lowest first. A module's stage is the one whose prefix matches it longest.
 STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
-        "ground: errors, failed checks, where files live, units, parameters, manifests, data sets",
+        "ground: errors, failed checks, where files live, units, parameters, manifests, data "
+        "sets, the console",
         (
             "runner.errors",
+            "runner.console",
             "runner.checks",
             "runner.layout",
             "runner.units",
@@ -39,10 +41,12 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("log parsing", ("runner.logs",)),
     ("tables", ("runner.tables",)),
     ("analyses", ("runner.analyses",)),
+    # seed plans, joint plans and seed rounds, from the analyses' answers
+    ("planning", ("runner.planning",)),
     ("report", ("runner.report",)),
     ("experiments and their registry", ("runner.experiments",)),
     # one experiment's pipeline as an object, and the configs taken together
-    ("workflow", ("runner.experiment", "runner.configs")),
+    ("workflow", ("runner.workflow", "runner.configs")),
     # the package's face (runner.load) and what users call
     ("commands", ("runner", "runner.results", "runner.cli", "runner.__main__", "runner.bench")),
 )

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from runner.analyses.answers import SUPPORTED, answer, shared_seeds
-from runner.analyses.seed_plan import spread
-from runner.analyses.seed_rounds import variants_compared
 from runner.analyses.stats import interaction_change
 from runner.errors import SpecError
 from runner.params import Where
+from runner.planning.seed_plan import spread
+from runner.planning.seed_rounds import variants_compared
 from runner.spec.hypotheses import Hypothesis, parse_hypotheses
 from runner.tables.schema import TransferRow
 

@@ -1,5 +1,5 @@
 """The plan's figures are the whole stopping rule's, over every hypothesis
-at once (runner/analyses/joint_plan.py), and it says how far a pilot's few
+at once (runner/planning/joint_plan.py), and it says how far a pilot's few
 seeds tell the seeds needed."""
 
 from __future__ import annotations
@@ -13,12 +13,6 @@ import pytest
 from runner.analyses import answers
 from runner.analyses.answers import Observed, first_step_alpha, holm
 from runner.analyses.client_bandwidth import per_client
-from runner.analyses.joint_plan import (
-    REPS,
-    Question,
-    correlation,
-    simulate_rule,
-)
 from runner.analyses.power import (
     Target,
     decisive_chance,
@@ -26,7 +20,15 @@ from runner.analyses.power import (
     seeds_to_decisive,
     seeds_to_decisive_many,
 )
-from runner.analyses.seed_plan import (
+from runner.analyses.sequential import ALPHA, SequentialDesign
+from runner.analyses.stats import PairedChange, ratio_change_ci
+from runner.planning.joint_plan import (
+    REPS,
+    Question,
+    correlation,
+    simulate_rule,
+)
+from runner.planning.seed_plan import (
     Alternative,
     Plan,
     Spread,
@@ -37,9 +39,7 @@ from runner.analyses.seed_plan import (
     rule_max_seeds,
     seeds_needed_interval,
 )
-from runner.analyses.seed_rounds import all_answered
-from runner.analyses.sequential import ALPHA, SequentialDesign
-from runner.analyses.stats import PairedChange, ratio_change_ci
+from runner.planning.seed_rounds import all_answered
 from runner.report.seed_plan import render
 from runner.spec.claims import Claim
 from runner.spec.hypotheses import Hypothesis

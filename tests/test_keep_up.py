@@ -20,6 +20,7 @@ from runner.report.keep_up import keep_up_section
 from runner.spec.model import ALL_RELAYS, Spec
 from runner.tables.schema import CLIENTS, RELAY_LOAD, ClientRow, RelayLoad, TransferRow
 from tests.conftest import FIXTURES, gunzip_fixture
+from tests.specs import ci_small_data
 
 CONGESTION = FIXTURES / "congestion-small"
 
@@ -106,7 +107,7 @@ def test_bad_items_name_the_key(item: dict[str, Any], message: str) -> None:
 
 
 def _spec(keep_up: list[dict[str, Any]]) -> Spec:
-    data = yaml.safe_load((FIXTURES.parent.parent / "configs" / "ci-small.yaml").read_text())
+    data = ci_small_data()
     data["variants"] = {
         "ref": {"description": "reference", "tor": "stock"},
         "slow": {"description": "starves", "tor": "stock"},

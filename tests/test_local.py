@@ -13,27 +13,20 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 from runner.execute.local.netns import CONNECTIONS
 from runner.experiments import load_spec
 from runner.network.backends import LOCAL, namespace_refused
 from tests.conftest import ROOT, needs_tor, read_manifest
+from tests.specs import ci_small_data, one_variant, write_spec
 
 pytestmark = [needs_tor, pytest.mark.slow]
 
 
 def _spec(text: str, tmp_path: Path, measure: str) -> Path:
-    data = yaml.safe_load(text)
-    data["seeds"] = [1]
-    data["variants"] = {"conflux-on": data["variants"]["conflux-on"]}
-    data.pop("hypotheses", None)  # they name the variant left out
-    data.pop("claims", None)  # the claims they tested
-    data["baseline"] = "conflux-on"
+    data = one_variant(ci_small_data(text))
     data["duration"]["local_measure"] = measure
-    path = tmp_path / "ci-small.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return path
+    return write_spec(data, tmp_path)
 
 
 def _started_under(root: Path) -> list[int]:
@@ -199,7 +192,7 @@ def test_the_default_backend_is_local_without_shadow(
 
 def test_oniontrace_waits_for_tors_control_port() -> None:
     from runner.errors import RunError
-    from runner.execute.local.run import wait_for_port
+    from runner.execute.local.processes import wait_for_port
 
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
@@ -216,7 +209,7 @@ def test_oniontrace_waits_for_tors_control_port() -> None:
 
 def test_clients_wait_for_a_consensus_listing_every_relay(tmp_path: Path) -> None:
     from runner.errors import RunError
-    from runner.execute.local.run import wait_for_consensus
+    from runner.execute.local.processes import wait_for_consensus
 
     authority = tmp_path / "4uthority1"
     authority.mkdir()

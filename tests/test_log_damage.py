@@ -7,15 +7,14 @@ import json
 import shutil
 from pathlib import Path
 
-import yaml
-
-from runner.experiments import ANALYSES, TABLES, parse_spec
+from runner.experiments import ANALYSES, TABLES
 from runner.layout import Layout
 from runner.logs.damage import LogDamage, clean_lines
 from runner.logs.tgen import RECORD_MARKERS, parse_lines
 from runner.report.compare import compare
 from runner.tables.collect import collect
-from tests.conftest import CI_SMALL, FIXTURES
+from tests.conftest import FIXTURES
+from tests.specs import ci_small
 
 TGEN = FIXTURES / "tgen-perfclient.stdout"
 ONIONTRACE = FIXTURES / "oniontrace-conflux-client.stdout"
@@ -118,7 +117,7 @@ def _damaged_run(run_dir: Path) -> None:
 
 
 def test_collect_finishes_damaged_runs_and_the_report_shows_them(tmp_path: Path) -> None:
-    spec = parse_spec(yaml.safe_load(CI_SMALL.read_text()), "ci-small.yaml")
+    spec = ci_small()
     layout = Layout(tmp_path / "results", spec.name)
     _damaged_run(layout.run_dir("conflux-on", 1))
 

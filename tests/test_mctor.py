@@ -16,7 +16,7 @@ from runner.analyses.workload_rounds import (
     tukey_fences,
 )
 from runner.experiments import parse_spec
-from runner.experiments.mctor.analysis import pinned_paths, unpinned
+from runner.experiments.mctor.compute import pinned_paths, unpinned
 from runner.experiments.mctor.connections import (
     circuit_spread,
     hop_checks,

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from runner.analyses.answers import hypothesis_rounds
-from runner.analyses.seed_plan import make_plan
 from runner.analyses.workload_rounds import class_phases, fairness_gaps, rounds
-from runner.experiments.mctor.analysis import pinned_paths
+from runner.experiments.mctor.compute import pinned_paths
 from runner.experiments.mctor.connections import circuit_spread, hop_checks, stream_circuits
 from runner.experiments.mctor.tables import PLACEMENTS, PlacementRow
 from runner.layout import Layout
+from runner.planning.seed_plan import make_plan
 from runner.spec.model import Spec
 from runner.tables.schema import CIRCUITS, SERVED, TRANSFERS, CircuitRow, ServedRow, TransferRow
 from tests.conftest import FIXTURES, fixture_spec, gunzip_fixture

@@ -8,13 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from runner.analyses.client_bandwidth import per_client
 from runner.analyses.measured_params import class_bandwidth, measured_params
 from runner.errors import RunError, SpecError
-from runner.execute.run import run_experiment, with_measured
-from runner.experiments import parse_spec
+from runner.execute.run_all import run_experiment, with_measured
 from runner.layout import Layout
 from runner.logs.run_logs import RunLogs
 from runner.manifest import read_run, run_status
@@ -25,17 +23,18 @@ from runner.spec.model import Spec, Variant
 from runner.tables.collect import logged_rows
 from runner.tables.schema import CLIENTS, TRANSFERS
 from tests.conftest import FIXTURES, needs_tor, read_manifest, write_manifest
+from tests.specs import ci_small_data, spec_of
 from tests.test_run import _stand_in_paths
 
 MEASURED = {"perconnbwrate": {"variant": "conflux-off", "class": "perf", "times": 0.5}}
 
 
 def _spec(text: str, measured: Any = MEASURED, extra: str = "") -> Spec:
-    data = yaml.safe_load(text)
+    data = ci_small_data(text)
     data["variants"]["conflux-on"]["consensus_from"] = measured
     if extra:
         data["variants"]["conflux-on"]["consensus"] = {extra: 1000}
-    return parse_spec(data, "ci-small.yaml")
+    return spec_of(data)
 
 
 def test_a_measured_parameter_names_a_variant_a_class_and_a_multiple(ci_small_text: str) -> None:
@@ -70,13 +69,13 @@ def test_a_bad_measured_parameter_is_named(
 
 
 def test_a_variant_cannot_measure_from_a_measured_one(ci_small_text: str) -> None:
-    data = yaml.safe_load(ci_small_text)
+    data = ci_small_data(ci_small_text)
     data["variants"]["conflux-on"]["consensus_from"] = MEASURED
     data["variants"]["conflux-off"]["consensus_from"] = {
         "perconnbwburst": {"variant": "conflux-on", "class": "perf", "times": 1}
     }
     with pytest.raises(SpecError, match="sets its own parameters from another"):
-        parse_spec(data, "ci-small.yaml")
+        spec_of(data)
 
 
 def test_a_measured_run_has_one_identity_before_and_after_measuring(ci_small_text: str) -> None:
@@ -86,10 +85,10 @@ def test_a_measured_run_has_one_identity_before_and_after_measuring(ci_small_tex
     after = spec_parts(spec, with_measured(variant, {"perconnbwrate": 1234}), 1, SHADOW)
     assert before == after and "measured_from" in before
     # The run it is measured from is part of it: change that run, and this one changes.
-    data = yaml.safe_load(ci_small_text)
+    data = ci_small_data(ci_small_text)
     data["variants"]["conflux-on"]["consensus_from"] = MEASURED
     data["variants"]["conflux-off"]["torrc"]["client"].append("NumEntryGuards 2")
-    other = parse_spec(data, "ci-small.yaml")
+    other = spec_of(data)
     changed = spec_parts(other, other.variant("conflux-on"), 1, SHADOW)
     assert changed["measured_from"] != before["measured_from"]
     assert changed["variant"] == before["variant"]

@@ -12,14 +12,16 @@ from pathlib import Path
 
 import pytest
 
+from runner.experiments import load_spec
 from runner.layout import Layout
+from runner.tables.sources import run_sources, write_runs
 from tests.conftest import FIXTURES, ROOT
 
 PILOT = FIXTURES / "conflux-small-pilot"
 
 
 def _results(tmp_path: Path) -> tuple[Path, Path]:
-    """A results folder holding the pilot's tables and manifests."""
+    """A results folder holding the pilot's tables, runs table and manifests."""
     spec = tmp_path / "conflux-small.yaml"
     spec.write_text((PILOT / "spec.yaml").read_text())
     layout = Layout(tmp_path / "results", "conflux-small")
@@ -31,6 +33,8 @@ def _results(tmp_path: Path) -> tuple[Path, Path]:
         run_dir = layout.run_dir(run["variant"], run["seed"])
         run_dir.mkdir(parents=True)
         (run_dir / "manifest.json").write_text(json.dumps(run))
+    # The runs table, as collect writes it with the tables.
+    write_runs(layout, run_sources(load_spec(spec), layout))
     return spec, layout.experiment_dir
 
 
@@ -98,8 +102,8 @@ def test_a_larger_design_is_planned_from_a_smaller_ones_pilot(tmp_path: Path) ->
     scaled = json.loads((experiment / "plan-conflux.json").read_text())
     assert not (experiment / "plan.json").exists()  # the pilot's own plan is left alone
     # twice the measured clients' traffic, over each position's capacity
-    from runner.analyses.seed_plan import scaling
     from runner.experiments import load_spec
+    from runner.planning.seed_plan import scaling
 
     factors = scaling(load_spec(spec), load_spec(ROOT / "configs" / "conflux.yaml"))
     by_position = scaled["busiest_by_position"]

@@ -7,15 +7,15 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
 
 from runner import cli
-from runner.execute import run
+from runner.execute import run_all as run
 from runner.network.backends import SHADOW
 from runner.network.generate import PATCHED_TOR
 from runner.tools import prereqs
 from runner.tools.prereqs import Found
 from tests.conftest import ROOT
+from tests.specs import ci_small_data, write_spec
 
 
 def _pretend(monkeypatch: pytest.MonkeyPatch, missing: set[str]) -> None:
@@ -186,10 +186,10 @@ def test_check_gives_a_complete_patched_build_and_the_configs_it_serves(
     configs.mkdir()
     text = (ROOT / "configs" / "ci-small.yaml").read_text()
     (configs / "ci-small.yaml").write_text(text)
-    data = yaml.safe_load(text)
+    data = ci_small_data(text)
     data["name"] = "ci-patched"
     data["variants"]["conflux-on"]["tor"] = "patched"
-    (configs / "ci-patched.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    write_spec(data, configs, "ci-patched.yaml")
     assert cli.main(["check", "--configs", str(configs)]) == 0
     status, needed = _patched_lines(capsys.readouterr().out)
     assert re.match(rf"tor-patched +ok +{re.escape(str(tor))} \(tor 0\.4\.9\.11", status)

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runner.execute import run
+from runner.execute import run_all as run
 from runner.execute.progress import Progress, outcome_line, state_of, status_line
-from runner.execute.run import RunChoice, RunOutcome, run_experiment
+from runner.execute.run_all import RunChoice, RunOutcome, run_experiment
 from runner.experiments import parse_spec
 from runner.layout import Layout
 from runner.network.backends import SHADOW
@@ -118,7 +118,7 @@ def test_nothing_about_placement_when_nothing_runs(
 def test_the_run_stage_ends_with_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from runner.experiment import Experiment, RunOptions
+    from runner.workflow import Experiment, RunOptions
 
     spec, layout = _spec_and_layout(tmp_path)
     done = [RunOutcome(v.name, s, "complete", layout.run_dir(v.name, s)) for v, s in spec.runs()]

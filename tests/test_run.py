@@ -9,22 +9,24 @@ import stat
 from pathlib import Path
 
 import pytest
-import yaml
 
+from runner.analyses.analyze import checks_record
+from runner.analyses.runs import stale
 from runner.checks import Failure
 from runner.cli import main
-from runner.execute.run import run_experiment
-from runner.experiment.backend import backend_name
+from runner.execute.run_all import run_experiment
 from runner.experiments import parse_spec
 from runner.layout import Layout, stale_path
-from runner.manifest import read_run, record_check_failures
+from runner.manifest import read_run, write_json_atomic
 from runner.network.backends import SHADOW
 from runner.network.generate import Tools
 from runner.report.what_ran import stale_runs
 from runner.spec.model import Spec
 from runner.tables.runs import run_row, run_rows
 from runner.tools.prereqs import find
+from runner.workflow.backend_choice import backend_name
 from tests.conftest import needs_tor, read_manifest, write_manifest
+from tests.specs import ci_small_data, spec_of
 
 FAKE_SHADOW = """#!/bin/sh
 # Stands in for Shadow: fails in the conflux-on runs, succeeds elsewhere.
@@ -53,7 +55,7 @@ def test_failed_runs_are_reported_and_retried(
 ) -> None:
     paths = _stand_in_paths(tmp_path)
     tools = Tools(paths, {})
-    spec = parse_spec(yaml.safe_load(ci_small_text), "ci-small.yaml")
+    spec = spec_of(ci_small_data(ci_small_text))
     layout = Layout(tmp_path / "results", spec.name)
 
     # The stand-in is Shadow whatever is installed here: name the backend.
@@ -95,7 +97,7 @@ def test_a_changed_spec_re_runs_exactly_the_runs_it_changes(
 ) -> None:
     paths = _stand_in_paths(tmp_path, failing=None)
     tools = Tools(paths, {"shadow": "3.3.0"})
-    spec = parse_spec(yaml.safe_load(ci_small_text), "ci-small.yaml")
+    spec = spec_of(ci_small_data(ci_small_text))
     layout = Layout(tmp_path / "results", spec.name)
     _all_complete(spec, layout, tools)
     capsys.readouterr()
@@ -105,25 +107,25 @@ def test_a_changed_spec_re_runs_exactly_the_runs_it_changes(
     edited = edited.replace("Conflux on, two legs", "Conflux on with two legs")
     edited = edited.replace("local_measure: 2 min", "local_measure: 1 min")
     assert edited.count("# a comment") == 1
-    same = parse_spec(yaml.safe_load(edited), "ci-small.yaml")
+    same = spec_of(ci_small_data(edited))
     statuses = {
         (o.variant, o.seed): o.status for o in run_experiment(same, layout, [], 2, tools, SHADOW)
     }
     assert set(statuses.values()) == {"skipped"}
 
     # A changed variant re-runs that variant's runs, and only those.
-    changed = parse_spec(
-        yaml.safe_load(
+    changed = spec_of(
+        ci_small_data(
             ci_small_text.replace("[ConfluxEnabled 1]", "[ConfluxEnabled 1, SafeLogging 0]")
-        ),
-        "ci-small.yaml",
+        )
     )
     kept = run_experiment(changed, layout, [], 2, tools, SHADOW, keep_stale=True)
     assert {o.status for o in kept} == {"skipped"}
     out = capsys.readouterr().out
     assert "2 complete runs differ from what the spec now gives; kept" in out
     assert "conflux-on/seed-1: variant changed" in out
-    listed = "\n".join(stale_runs(changed, run_rows(changed, layout)))
+    rows = run_rows(changed, layout)
+    listed = "\n".join(stale_runs(stale(changed, rows), rows))
     assert "**Stale runs:** 2 complete runs" in listed
     assert "| conflux-on/seed-2 | variant |" in listed and "conflux-off" not in listed
 
@@ -139,7 +141,8 @@ def test_a_changed_spec_re_runs_exactly_the_runs_it_changes(
     new = read_manifest(layout.run_dir("conflux-on", 1))["identity"]["fingerprint"]
     assert new != old
     assert not stale_path(layout.run_dir("conflux-on", 1)).exists()  # removed once replaced
-    assert stale_runs(changed, [run_row(read_run(layout.run_dir("conflux-on", 1)))]) == []
+    again = [run_row(read_run(layout.run_dir("conflux-on", 1)))]
+    assert stale(changed, again) == [] and stale_runs([], again) == []
 
     # Other tool versions re-run everything.
     newer = Tools(paths, {"shadow": "3.4.0"})
@@ -156,7 +159,7 @@ def test_results_are_found_by_their_manifests_not_by_what_is_installed(
     paths = _stand_in_paths(tmp_path, failing=None)
     spec_path = tmp_path / "ci-small.yaml"
     spec_path.write_text(ci_small_text)
-    spec = parse_spec(yaml.safe_load(ci_small_text), str(spec_path))
+    spec = spec_of(ci_small_data(ci_small_text), spec_path)
     results = tmp_path / "results"
     _all_complete(spec, Layout(results, spec.name), Tools(paths, {}))
     capsys.readouterr()
@@ -191,20 +194,20 @@ def test_runs_whose_checks_failed_are_kept_and_retried_when_asked(
 ) -> None:
     paths = _stand_in_paths(tmp_path, failing=None)
     tools = Tools(paths, {})
-    spec = parse_spec(yaml.safe_load(ci_small_text), "ci-small.yaml")
+    spec = spec_of(ci_small_data(ci_small_text))
     layout = Layout(tmp_path / "results", spec.name)
     _all_complete(spec, layout, tools)
     runs = {(v.name, s): layout.run_dir(v.name, s) for v in spec.variants for s in spec.seeds}
-    # Found by its run, not its text: the message names no run at all.
+    # Found in checks.json by its run, not its text: the message names no run at all.
     failure = Failure("conflux-on", 1, "conflux-legs", "conflux sets by legs {1: 4}")
     others = [
         Failure("conflux-on", 10, "paths", "not this run"),
         # Worded as if it were conflux-off's first run, but the experiment's.
         Failure(None, None, "experiment", "conflux-off/seed-1: not a run's failure"),
     ]
-    assert record_check_failures(runs, [failure, *others]) == 1
-    assert read_manifest(runs[("conflux-on", 1)])["checks_failed"] == [str(failure)]
-    assert read_manifest(runs[("conflux-off", 1)]).get("checks_failed", []) == []
+    checks = checks_record([("an analysis", [failure, *others])], [], [])
+    write_json_atomic(layout.data_json("checks"), checks)
+    before = read_manifest(runs[("conflux-on", 1)])["identity"]
 
     kept = run_experiment(spec, layout, [], 2, tools, SHADOW)
     assert {o.status for o in kept} == {"skipped"}
@@ -212,7 +215,8 @@ def test_runs_whose_checks_failed_are_kept_and_retried_when_asked(
     statuses = {(o.variant, o.seed): o.status for o in retried}
     assert statuses.pop(("conflux-on", 1)) == "complete"
     assert set(statuses.values()) == {"skipped"}
-    assert "checks_failed" not in read_manifest(runs[("conflux-on", 1)])  # a new run
+    # A new run, made as the last was: the same identity, a new record.
+    assert read_manifest(runs[("conflux-on", 1)])["identity"] == before
 
 
 def test_every_configs_runs_have_an_identity() -> None:
@@ -233,8 +237,6 @@ def test_a_relay_groups_bandwidth_of_changes_the_identity_only_where_given() -> 
     give it keeps the fingerprint it had before the key existed."""
     import dataclasses
 
-    import yaml
-
     from runner.experiments import load_spec
     from runner.network.identity import digest, spec_parts
     from tests.conftest import CI_SMALL
@@ -244,7 +246,7 @@ def test_a_relay_groups_bandwidth_of_changes_the_identity_only_where_given() -> 
     for group in before["relays"]:
         assert group.pop("bandwidth_of") == {}
     assert digest(spec.network) == digest(before)
-    data = yaml.safe_load(CI_SMALL.read_text())
+    data = ci_small_data()
     data["network"]["relays"]["middle"]["bandwidth_of"] = {"relay5middle": "30 Mbit"}
     fixed = parse_spec(data, "fixed.yaml")
     ours, theirs = (spec_parts(s, s.variants[0], 1, SHADOW) for s in (spec, fixed))
@@ -268,7 +270,7 @@ def test_a_runs_identity_names_its_backend_and_the_traffic_it_measures() -> None
 
 
 def test_every_backend_has_an_execution() -> None:
-    from runner.execute.executions import EXECUTIONS, execution
+    from runner.execute.by_backend import EXECUTIONS, execution
     from runner.network.backends import BACKENDS
 
     assert sorted(EXECUTIONS) == sorted(BACKENDS)
@@ -277,8 +279,8 @@ def test_every_backend_has_an_execution() -> None:
 
 
 def test_a_backend_without_an_execution_fails_loudly() -> None:
-    from runner.execute.executions import NoExecution
-    from runner.execute.run import plan_placement
+    from runner.execute.by_backend import NoExecution
+    from runner.execute.run_all import plan_placement
     from runner.experiments import load_spec
     from runner.network.backends import LocalBackend
     from tests.conftest import CI_SMALL

@@ -22,12 +22,10 @@ import pytest
 from runner.analyses.runs import cpu_hours, failed, missing, spec_runs, stale
 from runner.checks import Failure
 from runner.execute.local import execution
-from runner.execute.local.run import PROCESSES_CPU, LocalRan
+from runner.execute.local.processes import PROCESSES_CPU, LocalRan
 from runner.manifest import (
-    STATUS_COMPLETE,
     RunRecord,
     read_run,
-    record_check_failures,
     record_collected,
     write_run,
 )
@@ -40,7 +38,6 @@ MANIFEST_MODULE = RUNNER / "manifest.py"
 # Keys that only a manifest has (the spec's own keys, such as phases or
 # duration, are left out: a spec's body uses them too).
 MANIFEST_KEYS = {
-    "checks_failed",
     "clock_epoch",
     "cpu_phases_s",
     "hosts",
@@ -192,17 +189,6 @@ def test_a_run_the_table_lacks_is_missing_and_fails() -> None:
     assert len(missing(runs)) == len(runs)
     assert failed(runs)[0] == Failure(variant, seed, "run", "run missing")
     assert cpu_hours(spec, runs, [variant]) == 0.0
-
-
-def test_a_runs_checks_are_recorded_and_cleared(tmp_path: Path) -> None:
-    run_dir = tmp_path / "a" / "seed-1"
-    run_dir.mkdir(parents=True)
-    write_run(run_dir, RunRecord({"variant": "a", "seed": 1, "status": STATUS_COMPLETE}))
-    runs = {("a", 1): run_dir}
-    assert record_check_failures(runs, [Failure("a", 1, "idle", "idle", "relay1")]) == 1
-    assert read_run(run_dir).checks_failed == ["a/seed-1 relay1: idle"]
-    assert record_check_failures(runs, []) == 0
-    assert read_run(run_dir).checks_failed == []
 
 
 def test_a_local_run_records_its_clock_cpu_and_phases(

@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runner.analyses.plan_load import (
+from runner.planning.plan_load import (
     busiest_by_role,
     busiest_utilisation,
     class_demand,
     role_capacity,
 )
-from runner.analyses.seed_plan import (
+from runner.planning.seed_plan import (
     Alternative,
     CostModel,
     PilotConditions,
@@ -107,7 +107,7 @@ def test_designs_that_load_the_network_are_flagged_and_not_chosen() -> None:
 
 
 def test_later_rounds_of_the_hypotheses_variants_cost_only_those_runs() -> None:
-    from runner.analyses.seed_plan import FIRST_ROUND
+    from runner.planning.seed_plan import FIRST_ROUND
 
     spreads = {"h": Spread("h", 5, math.log(0.8), 0.30, 0.01, 0.25, 0.04)}
     cost = CostModel(60.0, 1e-6, 1e8, 1.1, 15, True)
@@ -219,7 +219,7 @@ def test_a_larger_design_offers_each_client_groups_traffic_times_its_growth() ->
 def _cost_paragraphs(
     conditions: PilotConditions | None, fitted: bool = True, runs: int = 15
 ) -> list[str]:
-    from runner.analyses.seed_plan import Plan
+    from runner.planning.seed_plan import Plan
     from runner.report.seed_plan import render
 
     cost = CostModel(60.0, 1e-6, 1e8, 1.04, runs, fitted)
@@ -252,7 +252,7 @@ def _nested(text: str) -> bool:
 
 
 def test_the_plan_says_how_many_runs_were_at_once_and_how_far_to_trust_the_cost() -> None:
-    from runner.analyses.seed_plan import pilot_conditions
+    from runner.planning.seed_plan import pilot_conditions
 
     runs = [RunCost("v", s, 60 + 1e-6 * b, 63 + 1e-6 * b, b) for s, b in enumerate((5e7, 1e8))]
     placements = [{"node": "n1", "jobs": 2, "machine_cpus": 2, "threads": 1}] * 2
@@ -288,7 +288,7 @@ def test_a_pilot_that_did_not_record_its_runs_at_once_says_so() -> None:
 
 
 def test_the_spread_paragraph_reads_as_sentences() -> None:
-    from runner.analyses.seed_plan import Plan
+    from runner.planning.seed_plan import Plan
     from runner.report.seed_plan import render
 
     plan = Plan((1, 2), 2, 1, 8, {}, None, None, {}, [], (H,), "pilot", Alternative("pilot"))
@@ -302,8 +302,8 @@ def test_the_spread_paragraph_reads_as_sentences() -> None:
 
 
 def test_a_run_records_the_runs_at_once_beside_it() -> None:
-    from runner.execute.cpus import choose_placement
-    from runner.execute.run import at_once
+    from runner.execute.placement import choose_placement
+    from runner.execute.run_all import at_once
 
     # What run_one writes into the manifest's placement (jobs, machine_cpus).
     assert at_once(choose_placement(4, cpus=[0, 1])) == (2, 2)

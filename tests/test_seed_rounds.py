@@ -10,17 +10,17 @@ import pytest
 import yaml
 
 from runner.analyses.answers import UNDETERMINED, Answer, verdict
-from runner.analyses.seed_rounds import (
+from runner.analyses.stats import Estimate
+from runner.errors import SpecError
+from runner.experiments import parse_spec
+from runner.layout import Layout
+from runner.planning.seed_rounds import (
     ROUNDS_FILE,
     check_design,
     design_change_lines,
     run_in_rounds,
     seeds_in_use,
 )
-from runner.analyses.stats import Estimate
-from runner.errors import SpecError
-from runner.experiments import parse_spec
-from runner.layout import Layout
 from runner.spec.model import SeedRounds, Spec
 from tests.conftest import CI_SMALL
 
@@ -232,8 +232,8 @@ def test_an_experiment_stopped_in_a_round_leaves_the_rounds_it_finished(tmp_path
 
 
 def test_a_needed_variant_brings_the_variant_its_limit_is_measured_from() -> None:
-    from runner.analyses.seed_rounds import needed_variants
     from runner.experiments import load_spec
+    from runner.planning.seed_rounds import needed_variants
     from tests.conftest import ROOT
 
     spec = load_spec(ROOT / "configs" / "tortoise-small.yaml")

@@ -14,17 +14,16 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT, needs_shadow, read_manifest
+from tests.specs import ci_small_data, write_spec
 
 pytestmark = [pytest.mark.shadow, pytest.mark.slow, needs_shadow]
 
 
 def _short_spec(text: str, tmp_path: Path) -> Path:
-    data = yaml.safe_load(text)
+    data = ci_small_data(text)
     data["seeds"] = [1]
     data["duration"]["measure"] = "3 min"
-    path = tmp_path / "ci-small.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return path
+    return write_spec(data, tmp_path)
 
 
 def _runner(*args: str) -> subprocess.CompletedProcess[str]:
@@ -82,7 +81,7 @@ def test_two_fresh_results_folders_give_the_same_transfers(
     ci_small_text: str, tmp_path: Path
 ) -> None:
     """The same spec and seed in fresh folders: the same keys, the same bytes."""
-    data = yaml.safe_load(_short_spec(ci_small_text, tmp_path).read_text())
+    data = ci_small_data(_short_spec(ci_small_text, tmp_path).read_text())
     data["variants"] = {"conflux-off": data["variants"]["conflux-off"]}
     data["baseline"] = "conflux-off"
     data.pop("hypotheses")

@@ -12,14 +12,13 @@ from runner.spec.consensus import known_consensus_params
 from runner.spec.dump import spec_yaml
 from runner.spec.parse import spec_data
 from tests.conftest import CI_SMALL, FIXTURES, ROOT
+from tests.specs import ci_small_data, spec_of, write_spec
 
 
 def _broken(text: str, tmp_path: Path, edit) -> Path:  # type: ignore[no-untyped-def]
-    data = yaml.safe_load(text)
+    data = ci_small_data(text)
     edit(data)
-    path = tmp_path / "broken.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return path
+    return write_spec(data, tmp_path, "broken.yaml")
 
 
 def test_ci_small_is_valid() -> None:
@@ -240,7 +239,7 @@ def test_invalid_yaml_names_the_line(tmp_path: Path) -> None:
 
 
 def test_multi_region_topology_needs_every_pair(ci_small_text: str) -> None:
-    data = yaml.safe_load(ci_small_text)
+    data = ci_small_data(ci_small_text)
     data["network"]["topology"] = {
         "generator": "multi_region",
         "params": {"regions": ["na", "eu"], "latency": {"na-na": "10 ms", "na-eu": "45 ms"}},
@@ -321,7 +320,7 @@ def test_an_alias_bomb_is_refused_at_once_without_expanding_it(tmp_path: Path) -
 def test_a_hypothesis_must_ask_about_what_the_workloads_do(
     change: dict[str, object], key: str, message: str
 ) -> None:
-    data = yaml.safe_load(CI_SMALL.read_text())
+    data = ci_small_data()
     hypothesis = data["hypotheses"][0]
     for name, value in change.items():
         if value is None:
@@ -329,7 +328,7 @@ def test_a_hypothesis_must_ask_about_what_the_workloads_do(
         else:
             hypothesis[name] = value
     with pytest.raises(SpecError) as info:
-        parse_spec(data, "ci-small.yaml")
+        spec_of(data)
     assert info.value.key == f"hypotheses[0].{key}"
     assert message in info.value.expected
 

@@ -13,6 +13,7 @@ import yaml
 from runner.errors import SpecError
 from runner.experiments import load_spec, parse_spec
 from runner.spec.compose import merge
+from tests.specs import ci_small_data
 
 ROOT = Path(__file__).resolve().parent.parent
 CI_SMALL = ROOT / "configs" / "ci-small.yaml"
@@ -38,7 +39,7 @@ def _write(path: Path, data: dict[str, Any]) -> Path:
 
 
 def test_a_spec_states_only_what_differs_from_the_one_it_extends(tmp_path: Path) -> None:
-    _write(tmp_path / "ci-small.yaml", yaml.safe_load(CI_SMALL.read_text()))
+    _write(tmp_path / "ci-small.yaml", ci_small_data())
     child = _write(
         tmp_path / "ci-large.yaml",
         {"extends": "ci-small.yaml", "name": "ci-large", "duration": {"measure": "3 min"}},
@@ -67,7 +68,7 @@ def test_a_bad_extends_is_named_with_its_file(tmp_path: Path, extends: Any, expe
 
 
 def _ci_small() -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load(CI_SMALL.read_text())
+    data: dict[str, Any] = ci_small_data()
     return data
 
 

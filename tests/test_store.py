@@ -21,7 +21,7 @@ from runner.spec.model import Spec
 from runner.tables.collect import parsed_tables
 from runner.tables.runs import RUNS
 from runner.tables.schema import TRANSFERS
-from runner.tables.sources import refresh, run_sources, write_runs
+from runner.tables.sources import refresh, run_sources
 from runner.tables.store import RUN_BUDGET_BYTES, gzip_bytes, stored_runs
 from runner.tables.store_import import import_runs
 from tests.conftest import FIXTURES, fixture_results
@@ -56,7 +56,7 @@ def test_a_store_alone_gives_back_every_table_and_the_answers(name: str, tmp_pat
     assert not target.experiment_dir.exists()
     assert refresh(spec, target, TABLES)
     assert all(s.stored is not None for s in run_sources(spec, target))
-    write_runs(spec, target)
+    # The runs table is assembled with the tables.
     for table in [*TABLES, RUNS]:
         assert by_run(table.read_from(target)) == by_run(table.read_from(source)), table.name
     analyze(spec, source, runner.experiments.ANALYSES)
@@ -107,7 +107,6 @@ def test_a_round_split_between_two_clones_gives_the_answers_of_one(tmp_path: Pat
         )
         assert not done.refused and done.added
     refresh(spec, merged, TABLES)
-    write_runs(spec, merged)
     analyze(spec, merged, runner.experiments.ANALYSES)
     assert merged.data_json("answers").read_text() == source.data_json("answers").read_text()
 
@@ -209,8 +208,8 @@ def _seeds_yaml(spec_file: Path, seeds: str, dest: Path) -> Path:
 
 
 def test_stored_seeds_beyond_the_spec_are_analysed_too(tmp_path: Path) -> None:
-    from runner.experiment import Console, Experiment
     from runner.tables.sources import with_stored_seeds
+    from runner.workflow import Console, Experiment
 
     spec, _, target = store_fixture("conflux-small-pilot", tmp_path)
     # A stored run whose identity is another seed's is never mixed in.
@@ -265,8 +264,8 @@ def test_claims_in_a_fresh_clone_come_from_the_store_alone(
 def test_run_in_a_fresh_clone_takes_the_stored_runs_and_runs_the_rest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import runner.execute.run
-    from runner.experiment import Console, Experiment
+    import runner.execute.run_all
+    from runner.workflow import Console, Experiment
 
     spec, _, target = store_fixture("conflux-small-pilot", tmp_path)
     missing = next(s for s in stored_runs(target.store_dir) if s.run == ("conflux", 3))
@@ -277,7 +276,7 @@ def test_run_in_a_fresh_clone_takes_the_stored_runs_and_runs_the_rest(
         asked.append([(v.name, s) for v, s in spec.runs()])
         return []
 
-    monkeypatch.setattr(runner.execute.run, "run_experiment", fake_run_experiment)
+    monkeypatch.setattr(runner.execute.run_all, "run_experiment", fake_run_experiment)
     lines: list[str] = []
     exp = Experiment.load(
         FIXTURES / "conflux-small-pilot" / "spec.yaml",

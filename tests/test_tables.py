@@ -1,4 +1,4 @@
-"""Each table is defined once (runner.tables.table): its row type gives its
+"""Each table is defined once (runner.tables.definition): its row type gives its
 columns, their types, its CSV and Parquet files and its reader; and
 ``runner.load`` hands an experiment's tables, answers and checks to pandas."""
 
@@ -15,9 +15,9 @@ import pytest
 import runner
 from runner.errors import TableError
 from runner.experiments import TABLES
+from runner.tables.definition import Table, column
 from runner.tables.runs import RUNS
 from runner.tables.schema import LOG_DAMAGE, TRANSFERS
-from runner.tables.table import Table, column
 from tests.conftest import ROOT, fixture_report, fixture_spec
 
 

@@ -1,7 +1,9 @@
 """``analyze``: an experiment's collected tables turned into the JSON files
 the report renders from, beside the tables: each analysis's result
 (``analyses/<name>.json``), the answers to the spec's hypotheses
-(``answers.json``) and every check's failures (``checks.json``).
+(``answers.json``), every check's failures (``checks.json``) and the runs
+read that are stale (``stale.json``: their identity differs from what the
+spec now gives), each decided here alone.
 
 Everything is computed before anything is written; each file is written
 whole and renamed into place, and the analyses' folder is replaced as one
@@ -12,14 +14,15 @@ analysis that raises leaves the last analyze's files as they were.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from runner.analyses.answers import Answer, answer_record, answers
 from runner.analyses.as_data import as_data
-from runner.analyses.inputs import Inputs, collected_inputs
-from runner.analyses.runs import cpu_hours, failed, read_spec_runs
+from runner.analyses.contract import Analysis
+from runner.analyses.inputs import collected_inputs
+from runner.analyses.runs import StaleRun, cpu_hours, failed, read_spec_runs, stale
 from runner.checks import Failure
 from runner.layout import Layout, partial_path
 from runner.manifest import write_json_atomic
@@ -27,36 +30,23 @@ from runner.spec.model import Spec
 from runner.tables.schema import read_log_damage
 
 
-class Computes(Protocol):
-    """What analyze needs of an analysis (runner.report.base.Analysis, a
-    layer above): its name, whether the spec asks it, and how to compute it."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def compute(self) -> Callable[[Inputs], Any]: ...
-
-    @property
-    def applies(self) -> Callable[[Spec], bool]: ...
-
-
 @dataclass(frozen=True)
 class Analyzed:
     """What analyze found: every check's failures, in checks.json's order
     (the analyses', the runs', the damaged logs'), and the answers with the
-    CPU-hours behind each."""
+    CPU-hours behind each, and the stale runs read."""
 
     failures: list[Failure]
     answers: list[Answer]
     cpu_hours: list[float | None]
+    stale: list[StaleRun]
 
     @property
     def checks_passed(self) -> bool:
         return not self.failures
 
 
-def analyze(spec: Spec, layout: Layout, analyses: Sequence[Computes]) -> Analyzed:
+def analyze(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) -> Analyzed:
     """Compute each of ``analyses`` (the registry, runner.experiments) that
     the spec asks and the answers, and write them with the checks; the
     caller decides on exit codes."""
@@ -71,11 +61,13 @@ def analyze(spec: Spec, layout: Layout, analyses: Sequence[Computes]) -> Analyze
     damage = read_log_damage(layout.log_damage_csv) or []
     damage_failures = [d.failure() for d in damage if d.matters]
     checks = checks_record(by_analysis, run_failures, damage_failures)
+    stale_runs = stale(spec, runs)
     write_analyses(layout, results)
     write_json_atomic(layout.data_json("answers"), records)
     write_json_atomic(layout.data_json("checks"), checks)
+    write_json_atomic(layout.data_json("stale"), as_data(stale_runs))
     failures = [f for _, own in by_analysis for f in own] + run_failures + damage_failures
-    return Analyzed(failures, found, cpu)
+    return Analyzed(failures, found, cpu, stale_runs)
 
 
 def result_failures(name: str, result: object) -> list[Failure]:

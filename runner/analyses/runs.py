@@ -1,10 +1,15 @@
 """What the runs were, as functions over the ``runs`` table's rows
 (runner.tables.runs): the runs of a spec (``missing`` where none was
-recorded), the ones that failed, the stale ones, and what they cost."""
+recorded), the ones that failed, the stale ones, and what they cost.
+
+Which runs are stale is decided here once, by ``analyze``, which writes it
+to ``stale.json``; the report and the console read that decision and never
+compare identities themselves."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from runner.checks import Failure
 from runner.layout import Layout
@@ -47,14 +52,28 @@ def failed(runs: Iterable[RunRow]) -> list[Failure]:
     ]
 
 
-def stale(spec: Spec, runs: Iterable[RunRow]) -> list[tuple[RunRow, list[str]]]:
+@dataclass(frozen=True)
+class StaleRun:
+    """A complete run whose identity differs from what the spec gave when
+    analyze read it, and the parts of its identity that differ."""
+
+    variant: str
+    seed: int
+    changed: list[str]
+
+    @property
+    def name(self) -> str:
+        return f"{self.variant}/seed-{self.seed}"
+
+
+def stale(spec: Spec, runs: Iterable[RunRow]) -> list[StaleRun]:
     """Each complete run whose identity differs from what ``spec`` now
-    gives, with the parts that differ."""
+    gives, with the parts that differ (analyze's decision, stale.json)."""
     found = []
     for r in complete(runs):
         changed = changed_from_spec(spec, r)
         if changed:
-            found.append((r, changed))
+            found.append(StaleRun(r.variant, r.seed, changed))
     return found
 
 

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from runner.bench.results_table import add_section_rows, code_commit, machine
+from runner.console import TERMINAL
 from runner.layout import Layout
 from runner.manifest import RunRecord, read_run_if_any
 from runner.network.backends import backend_named
@@ -137,10 +138,10 @@ def run(args: argparse.Namespace) -> int:
             rows.append("| " + " | ".join([*head, *cells, code]) + " |\n")
     if not rows:
         where_runs = layout.experiment_dir
-        print(f"{where_runs}: no complete Shadow run with a CPU profile", file=sys.stderr)
+        TERMINAL.err(f"{where_runs}: no complete Shadow run with a CPU profile")
         return 1
     add_section_rows(Path(args.out), rows, SECTION, INTRO, HEADER)
-    print(f"{len(rows)} runs profiled; appended to {args.out}")
+    TERMINAL.out(f"{len(rows)} runs profiled; appended to {args.out}")
     return 0
 
 

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from runner.bench.results_table import add_section_rows, code_commit, machine
+from runner.console import TERMINAL
 from runner.layout import Layout
 from runner.manifest import STATUS_MISSING
 
@@ -41,25 +42,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here: the command line lists this benchmark without loading them.
-    from runner.analyses.seed_rounds import seeds_in_use
+    from runner.analyses.runs import read_spec_runs
     from runner.experiments import ANALYSES, load_spec
+    from runner.planning.seed_rounds import narrowed_line, seeds_in_use
     from runner.report.compare import compare
-    from runner.tables.sources import write_runs
 
     spec = load_spec(Path(args.spec))
     layout = Layout(Path(args.results), spec.name)
-    spec = seeds_in_use(spec, layout)  # as `runner compare` sees it
+    written, spec = spec, seeds_in_use(spec, layout)  # as `runner compare` sees it
+    narrowed = narrowed_line(written, spec, layout)
+    if narrowed:
+        TERMINAL.out(narrowed)
     if not layout.transfers_csv.is_file():
-        print(
+        TERMINAL.err(
             f"{layout.transfers_csv}: no collected transfers; run "
-            f"`make experiment EXP={spec.name}` first",
-            file=sys.stderr,
+            f"`make experiment EXP={spec.name}` first"
         )
         return 1
     with layout.transfers_csv.open() as table:
         transfers = sum(1 for _ in table) - 1
-    # As `runner compare` does before its report; the runs that were made.
-    runs = sum(1 for r in write_runs(spec, layout) if r.status != STATUS_MISSING)
+    # The runs that were made, as collect recorded them.
+    runs = sum(1 for r in read_spec_runs(spec, layout) if r.status != STATUS_MISSING)
     started, cpu_started = time.monotonic(), time.process_time()
     compare(spec, layout, ANALYSES)
     wall, cpu = time.monotonic() - started, time.process_time() - cpu_started
@@ -70,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         f"| {cpu:.1f} | {peak_mib:.0f} | {code_commit()} |\n"
     )
     add_section_rows(Path(args.out), [row], SECTION, INTRO, HEADER)
-    print(f"report of {runs} runs written in {wall:.1f} s; appended to {args.out}")
+    TERMINAL.out(f"report of {runs} runs written in {wall:.1f} s; appended to {args.out}")
     return 0
 
 

@@ -19,7 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from runner.bench.results_table import add_section_rows, machine
-from runner.execute.cpus import OFF, OWN_CPUS, PINNING_MODES, SHARED, usable_cpus
+from runner.console import TERMINAL
+from runner.execute.placement import OFF, OWN_CPUS, PINNING_MODES, SHARED, usable_cpus
 from runner.layout import Layout
 from runner.manifest import read_run
 from runner.network.backends import SHADOW
@@ -92,7 +93,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here: the command line lists this benchmark without loading them.
-    from runner.execute.run import resolve_tools, run_experiment
+    from runner.execute.run_all import resolve_tools, run_experiment
     from runner.experiments import load_spec
 
     spec = load_spec(Path(args.spec))
@@ -123,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
                 )
                 wall = time.monotonic() - started
                 if any(o.status != "complete" for o in outcomes):
-                    print(f"jobs {jobs}, {mode}: a run failed; no row", file=sys.stderr)
+                    TERMINAL.err(f"jobs {jobs}, {mode}: a run failed; no row")
                     return 1
                 simulate = [read_run(o.run_dir).phase_s("simulate") or 0.0 for o in outcomes]
                 threads = read_run(outcomes[0].run_dir).placement["threads"]
@@ -133,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
                 f"| {tools.versions.get('shadow', '')} |\n"
             )
             add_rows(Path(args.out), [row])
-            print(row, end="")
+            TERMINAL.out((row).rstrip("\n"))
     return 0
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 import yaml
 
 from runner.bench.results_table import add_section_rows, code_commit, machine
+from runner.console import TERMINAL
 from runner.layout import SHADOW_DATA, Layout
 from runner.network.backends import SHADOW
 
@@ -130,7 +131,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here: the command line lists this benchmark without loading them.
-    from runner.execute.run import resolve_tools
+    from runner.execute.run_all import resolve_tools
     from runner.experiments import load_spec
     from runner.network.generate import generate_run
 
@@ -147,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
                 found.append(
                     _simulate(template, Path(tmp), options, tools.paths["shadow"], args.at_once)
                 )
-                print(found[-1], file=sys.stderr)
+                TERMINAL.err(str(found[-1]))
     reference = found[0].logs
     rows = [
         f"| {today} | {machine()} | {spec.name} | {variant.name}/seed-{args.seed} "
@@ -157,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         for m in found
     ]
     add_section_rows(Path(args.out), rows, SECTION, INTRO, HEADER)
-    print("".join(rows), end="")
+    TERMINAL.out(("".join(rows)).rstrip("\n"))
     return 0 if all(m.logs == reference for m in found) else 1
 
 

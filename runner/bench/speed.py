@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from runner.bench.results_table import machine
+from runner.console import TERMINAL
 from runner.layout import Layout
 from runner.network.backends import BACKENDS
 
@@ -35,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here: the command line lists this benchmark without loading them.
-    from runner.execute.run import resolve_tools, run_experiment
+    from runner.execute.run_all import resolve_tools, run_experiment
     from runner.experiments import TABLES, load_spec
     from runner.manifest import read_run
     from runner.tables.collect import collect
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         started = time.monotonic()
         outcomes = run_experiment(spec, layout, sys.argv, jobs=1, tools=tools, backend=backend)
         if any(o.status != "complete" for o in outcomes):
-            print("a run failed; no benchmark recorded", file=sys.stderr)
+            TERMINAL.err("a run failed; no benchmark recorded")
             return 1
         collect(spec, layout, TABLES)
         total = time.monotonic() - started
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     existing = out.read_text() if out.is_file() else "# Benchmarks\n\n" + HEADER
     out.write_text(existing + "".join(rows))
-    print(f"{len(rows)} runs in {total:.0f} s; appended to {out}")
+    TERMINAL.out(f"{len(rows)} runs in {total:.0f} s; appended to {out}")
     return 0
 
 

@@ -1,7 +1,7 @@
 """CPUs claimed by the runners of this machine, so that two runners never
 pin their runs to the same CPUs.
 
-Each runner pins its runs to CPUs of their own (runner/execute/cpus.py), but
+Each runner pins its runs to CPUs of their own (runner/execute/placement.py), but
 a second runner started beside it (another experiment, another clone) sees
 the same CPUs and pins onto them: pinned Shadow threads of two runners then
 wait on each other, and each run took several times as long. A runner that

@@ -1,5 +1,5 @@
 """Run Shadow on a generated run directory: the Shadow backend's execution
-(runner.execute.backend)."""
+(runner.execute.execution)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from runner.errors import RunError
-from runner.execute.backend import Ran
 from runner.execute.child_cpu import ChildCpuSampler
-from runner.execute.cpus import Placement, choose_placement
+from runner.execute.execution import Ran
 from runner.execute.local.procs import die_with_parent, register, unregister
+from runner.execute.placement import Placement, choose_placement
 from runner.layout import SHADOW_DATA
 from runner.manifest import read_run, record_cpu_profile
 from runner.network.backends import Backend

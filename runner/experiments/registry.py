@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from runner.analyses.contract import Analysis
 from runner.experiments.conflux import analyses as conflux
 from runner.experiments.congestion import analyses as congestion
 from runner.experiments.mctor import analyses as mctor
 from runner.experiments.tortoise import analyses as tortoise
 from runner.report import sections
-from runner.report.base import Analysis
-from runner.tables.table import Table
+from runner.tables.definition import Table
 
 ANALYSES: tuple[Analysis[Any], ...] = (
     sections.TRANSFERS,

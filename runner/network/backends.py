@@ -10,7 +10,7 @@ tor binds no connection, so relays see every host as 127.0.0.1).
 
 A backend is a ``Backend``: what network generation, the runner, the
 command line and the report ask of it. How it runs a generated network is
-the execution stage's (``runner.execute.backend``). The command line reads
+the execution stage's (``runner.execute.execution``). The command line reads
 this module before it loads a spec, so what pulls in the network plan (and
 with it networkx) is imported where it is used.
 """
@@ -294,7 +294,7 @@ class LocalBackend(Backend):
 SHADOW = ShadowBackend()
 LOCAL = LocalBackend()
 # Every backend, by name: the one list of them. The command line's --backend
-# takes these names and runner.execute.executions finds each one's execution.
+# takes these names and runner.execute.by_backend finds each one's execution.
 BACKENDS: dict[str, Backend] = {b.name: b for b in (SHADOW, LOCAL)}
 
 

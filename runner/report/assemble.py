@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from runner.analyses.answers import Answer, changes_key
+from runner.analyses.contract import Analysis, Section
 from runner.analyses.inputs import ChangeKey, collected_inputs
-from runner.analyses.runs import read_spec_runs
+from runner.analyses.runs import StaleRun, read_spec_runs
 from runner.checks import Failure
 from runner.layout import Layout, partial_path
-from runner.report.analyzed import AnalyzedFiles, read_analyzed
+from runner.report.analyzed_files import AnalyzedFiles, read_analyzed
 from runner.report.answers import answer_rows, answers_section, change_text
-from runner.report.base import Analysis, Section
 from runner.report.claims import claims_section
 from runner.report.forest import forest_svg
 from runner.report.forest_rows import record_rows
@@ -42,6 +42,7 @@ class ReportResult:
     failures: list[Failure]
     # The Answers table's header and rows, as the report gives them, for the console.
     answers: tuple[list[str], list[list[str]]]
+    stale: list[StaleRun]  # as analyze decided them
 
 
 def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) -> ReportResult:
@@ -67,7 +68,7 @@ def write_report(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) 
         shutil.rmtree(out)
     work.rename(out)
     rows = answer_rows(found.answers, found.cpu_hours)
-    return ReportResult(out / "report.md", not found.failures, found.failures, rows)
+    return ReportResult(out / "report.md", not found.failures, found.failures, rows, found.stale)
 
 
 def _report_text(
@@ -81,7 +82,7 @@ def _report_text(
     """What ran; the claims (with their plot, ``plot``) and the answers;
     the checks; each analysis's sections; the plots."""
     damage = read_log_damage(layout.log_damage_csv)
-    head, ran = what_ran(spec, layout, runs, damage)
+    head, ran = what_ran(spec, layout, runs, damage, found.stale)
     answered = answers_section(found.answers, found.cpu_hours, spec.seed_rounds is not None)
     # The published claims and the answers open the report, right after its
     # title and description.

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from runner.analyses.analyze import analyze
+from runner.analyses.contract import Analysis
 from runner.layout import Layout
 from runner.report.assemble import ReportResult, write_report
-from runner.report.base import Analysis
 from runner.spec.model import Spec
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from runner.analyses.contract import Section
 from runner.analyses.inputs import Inputs
 from runner.analyses.load import LoadResult
 from runner.analyses.stats import Estimate
-from runner.report.base import Section
 from runner.report.markdown import table
 from runner.spec.model import ALL_RELAYS, CLIENT_RELAY, LOAD_ROLES
 

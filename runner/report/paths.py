@@ -7,9 +7,9 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
+from runner.analyses.contract import Section
 from runner.analyses.inputs import Inputs
 from runner.analyses.paths import MIN_REFERENCE_SHARE, PathsResult
-from runner.report.base import Section
 from runner.report.markdown import table
 from runner.spec.model import LOAD_ROLES
 

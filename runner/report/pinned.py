@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+from runner.analyses.contract import Section
 from runner.analyses.inputs import Inputs
 from runner.analyses.pinned import PinnedResult, PinnedRun
-from runner.report.base import Section
 from runner.report.markdown import table
 
 

@@ -4,13 +4,13 @@ the keep-up check where a spec asks for it, each with its report section."""
 
 from __future__ import annotations
 
+from runner.analyses.contract import Analysis
 from runner.analyses.cpu import cpu_result
 from runner.analyses.keep_up import keep_up_result
 from runner.analyses.load import load_result
 from runner.analyses.paths import paths_result
 from runner.analyses.pinned import pinned_result
 from runner.analyses.transfers import transfers_result
-from runner.report.base import Analysis
 from runner.report.cpu import cpu_section
 from runner.report.keep_up import keep_up_section
 from runner.report.load import load_section

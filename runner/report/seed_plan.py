@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import math
 
-from runner.analyses.joint_plan import LAST_LOOK_INFLATION, SIMULATED_UP_TO
 from runner.analyses.power import MAX_SEEDS
-from runner.analyses.seed_plan import (
+from runner.analyses.stats import number
+from runner.planning.joint_plan import LAST_LOOK_INFLATION, SIMULATED_UP_TO
+from runner.planning.seed_plan import (
     INTERVAL,
     PROBABILITY,
     PilotConditions,
     Plan,
     Prediction,
 )
-from runner.analyses.stats import number
 from runner.report.markdown import table
 
 

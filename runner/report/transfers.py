@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from runner.analyses.answers import MIN_INTERVAL_SEEDS
+from runner.analyses.contract import Section
 from runner.analyses.inputs import Inputs
 from runner.analyses.stats import Estimate
 from runner.analyses.transfers import Change, TransfersResult
-from runner.report.base import Section
 from runner.report.markdown import seconds, table
 from runner.report.plots import draw_all
 from runner.units import human_size

@@ -5,10 +5,10 @@ skipped), and the runs that are stale or ran with other tool versions."""
 
 from __future__ import annotations
 
-from runner.analyses.runs import complete, stale, tool_sets
-from runner.analyses.seed_rounds import design_change_lines, read_rounds
+from runner.analyses.runs import StaleRun, complete, tool_sets
 from runner.layout import Layout
 from runner.network.backends import Backend, backend_named
+from runner.planning.seed_rounds import design_change_lines, read_rounds
 from runner.report.markdown import table
 from runner.spec.model import Spec
 from runner.tables.runs import RunRow
@@ -42,8 +42,10 @@ def what_ran(
     layout: Layout,
     runs: list[RunRow],
     damage: list[LogDamageRow] | None,
+    stale: list[StaleRun],
 ) -> tuple[list[str], list[str]]:
-    """The title, the spec and versions; then the variants and the runs."""
+    """The title, the spec and versions; then the variants and the runs
+    (``stale``: those analyze found stale)."""
     done = complete(runs)
     first = done[0] if done else None
     backend = backend_named(first.backend if first else None)
@@ -51,7 +53,7 @@ def what_ran(
     if not backend.simulated:
         head += [f"- note: {_real_time_note(done)}"]
     lines = _variants_table(spec) + _runs_table(runs, backend, damage)
-    return [*head, ""], lines + stale_runs(spec, runs)
+    return [*head, ""], lines + stale_runs(stale, runs)
 
 
 def _heading(
@@ -153,12 +155,12 @@ def _runs_table(
     )
 
 
-def stale_runs(spec: Spec, runs: list[RunRow]) -> list[str]:
+def stale_runs(stale: list[StaleRun], runs: list[RunRow]) -> list[str]:
     """The complete runs whose identity differs from what the spec now gives
-    (made before it changed, or kept with --keep-stale), and whether the
-    runs were made with more than one set of tool versions: a report never
-    mixes runs silently."""
-    rows = [[f"{r.variant}/seed-{r.seed}", ", ".join(changed)] for r, changed in stale(spec, runs)]
+    (made before it changed, or kept with --keep-stale), as analyze found
+    them, and whether the runs were made with more than one set of tool
+    versions: a report never mixes runs silently."""
+    rows = [[r.name, ", ".join(r.changed)] for r in stale]
     versions = tool_sets(runs)
     lines = []
     if rows:

@@ -34,7 +34,13 @@ def canonical_form(spec: Spec) -> dict[str, Any]:
 
 def _empty_new(value: Any, name: str) -> bool:
     """Whether field ``name`` of ``value`` is a new one left empty."""
-    return name in LEFT_OUT_EMPTY.get(type(value), ()) and getattr(value, name) in (None, {}, (), 0, "")
+    return name in LEFT_OUT_EMPTY.get(type(value), ()) and getattr(value, name) in (
+        None,
+        {},
+        (),
+        0,
+        "",
+    )
 
 
 def canonical_json(spec: Spec) -> str:

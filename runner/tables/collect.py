@@ -12,23 +12,23 @@ its record (runner/tables/runs.py), once collection has recorded its time.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runner.console import TERMINAL, Console
 from runner.errors import RunError
 from runner.layout import Layout
 from runner.logs.run_logs import RunLogs
 from runner.manifest import RunRecord, read_run_if_any, record_collected
 from runner.spec.model import Spec
+from runner.tables.definition import Table
 from runner.tables.runs import RUNS, run_row
 from runner.tables.schema import CLIENTS, LOG_DAMAGE, TRANSFERS, ClientRow, TransferRow
-from runner.tables.sources import assemble, run_sources, write_runs
+from runner.tables.sources import assemble, run_sources
 from runner.tables.store import run_key, table_texts, write_stored
-from runner.tables.table import Table
 
 # A run that recorded no identity (made before runs recorded one) is not stored.
 NOT_STORED = "not stored"
@@ -66,11 +66,11 @@ def tables(declared: Sequence[Table[Any]]) -> list[Table[Any]]:
     return [*parsed_tables(declared), RUNS]
 
 
-def _warn_damage(run_dir: Path, logs: RunLogs) -> None:
+def _warn_damage(run_dir: Path, logs: RunLogs, console: Console) -> None:
     for d in logs.damaged():
-        print(f"warning: {run_dir}: {d.summary()}", file=sys.stderr)
+        console.err(f"warning: {run_dir}: {d.summary()}")
         for example in d.examples:
-            print(f"    {example}", file=sys.stderr)
+            console.err(f"    {example}")
 
 
 def logged_rows(
@@ -88,7 +88,9 @@ def logged_rows(
     return list(CLIENTS.rows(logs)), list(TRANSFERS.rows(logs))
 
 
-def collect(spec: Spec, layout: Layout, declared: Sequence[Table[Any]]) -> Collected:
+def collect(
+    spec: Spec, layout: Layout, declared: Sequence[Table[Any]], console: Console = TERMINAL
+) -> Collected:
     """Parse every complete run of ``spec`` into the ``declared`` tables
     (the registry's, runner.experiments.TABLES), store each in the run store,
     and write the experiment's tables from those runs and the stored runs
@@ -97,7 +99,7 @@ def collect(spec: Spec, layout: Layout, declared: Sequence[Table[Any]]) -> Colle
     stderr."""
     wanted = parsed_tables(declared)
     rows: dict[str, list[Any]] = {t.name: [] for t in wanted}
-    stored = parse_and_store(spec, layout, wanted, rows)
+    stored = parse_and_store(spec, layout, wanted, rows, console)
     parsed_runs = {_run_of(name) for names in stored.values() for name in names}
     runs = len(parsed_runs)
     sources = run_sources(spec, layout)
@@ -105,8 +107,7 @@ def collect(spec: Spec, layout: Layout, declared: Sequence[Table[Any]]) -> Colle
     from_store = sum(1 for s in sources if s.stored is not None and s.run not in parsed_runs)
     if not runs and not from_store:  # no tables from nothing: compare would report empty ones
         return Collected(0, {t.name: 0 for t in wanted})
-    counts = assemble(layout, wanted, sources, rows)
-    write_runs(spec, layout)
+    counts = assemble(layout, wanted, sources, rows)  # and the runs table
     return Collected(runs, counts, counts[LOG_DAMAGE.name], from_store, stored)
 
 
@@ -121,6 +122,7 @@ def parse_and_store(
     layout: Layout,
     wanted: Sequence[Table[Any]],
     rows: dict[str, list[Any]] | None = None,
+    console: Console = TERMINAL,
 ) -> dict[str, list[str]]:
     """Parse each complete run of ``spec`` in its run directory into the
     ``wanted`` tables and keep it in the run store; add its rows to ``rows``
@@ -133,7 +135,7 @@ def parse_and_store(
         record = read_run_if_any(run_dir)
         if record is None or not record.complete:
             continue
-        parsed, record = _parse_run(run_dir, record, wanted, tor_markers)
+        parsed, record = _parse_run(run_dir, record, wanted, tor_markers, console)
         for name, found in parsed.items():
             if rows is not None:
                 rows[name] += found
@@ -143,7 +145,11 @@ def parse_and_store(
 
 
 def _parse_run(
-    run_dir: Path, record: RunRecord, wanted: Sequence[Table[Any]], tor_markers: tuple[str, ...]
+    run_dir: Path,
+    record: RunRecord,
+    wanted: Sequence[Table[Any]],
+    tor_markers: tuple[str, ...],
+    console: Console,
 ) -> tuple[dict[str, list[Any]], RunRecord]:
     """One complete run's rows of each table, and its record with the time
     collecting it took."""
@@ -151,7 +157,7 @@ def _parse_run(
     cpu_started = time.thread_time()
     logs = RunLogs(run_dir, record, {"tor": tor_markers})
     parsed = {table.name: list(table.rows(logs)) for table in wanted}
-    _warn_damage(run_dir, logs)
+    _warn_damage(run_dir, logs, console)
     collected = record_collected(
         run_dir,
         record,

@@ -1,11 +1,12 @@
 """The ``runs`` table: one row per run of the spec, from its record
 (runner/manifest.py), so that the analyses and the report read what the
 runs were (status, backend, identity, phase times, CPU, measured clients,
-failed checks) from a table and never open a run directory.
+where it ran) from a table and never open a run directory.
 
-``collect`` writes it, and ``compare`` and ``plan`` write it again before
-they read it, so it says what the run directories (and the run store,
-runner.tables.sources) hold when they run.
+It is written with the tables alone (runner.tables.sources.write_runs,
+as collect assembles them, or as the tables are assembled again from the
+run store), so that it says what the run directories (and the run store)
+held when those tables were made.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from runner.manifest import STATUS_COMPLETE, STATUS_MISSING, RunRecord, read_run
 from runner.network.backends import backend_named
 from runner.network.identity import changed_parts, spec_parts
 from runner.spec.model import Spec
-from runner.tables.table import Table, column
+from runner.tables.definition import Table, column
 
 # The phases whose wall seconds a row holds, each as ``<phase>_s``.
 PHASES = ("generate", "simulate", "wait", "bootstrap", "collect")
@@ -60,7 +61,6 @@ class RunRow:
     node: str = column(default="")
     jobs: int | None = column(default=None)
     machine_cpus: int | None = column(default=None)
-    checks_failed: int = column(default=0)  # the report's failed checks that are its own
     # The rule its spec's verdicts were to be decided by when it was
     # generated (runner.spec.rule); "" before runs recorded it.
     rule: str = column(default="")
@@ -114,7 +114,6 @@ def run_row(run: RunRecord) -> RunRow:
         node=str(placement.get("node") or ""),
         jobs=placement.get("jobs"),
         machine_cpus=placement.get("machine_cpus"),
-        checks_failed=len(run.checks_failed),
         rule=run.rule,
     )
 

@@ -1,5 +1,5 @@
 """The tables every experiment has, each defined once: its row type (the
-columns, typed) and its rows from a run's logs (runner.tables.table).
+columns, typed) and its rows from a run's logs (runner.tables.definition).
 
 ``transfers``: one row per transfer a client finished; ``served``: one per
 transfer a server finished (uploads end there); ``circuits``: one per
@@ -28,7 +28,7 @@ from runner.logs.run_logs import RunLogs
 from runner.logs.tgen import Transfer
 from runner.manifest import HostInfo
 from runner.spec.model import CLIENT_RELAY, RELAY_ROLES, client_relay_load_role
-from runner.tables.table import Table, column
+from runner.tables.definition import Table, column
 
 SECONDS = 6  # decimals of times in seconds
 

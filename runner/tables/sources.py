@@ -21,9 +21,9 @@ from typing import Any
 from runner.layout import Layout
 from runner.manifest import read_run_if_any, write_json_atomic
 from runner.spec.model import Spec
+from runner.tables.definition import Table
 from runner.tables.runs import RUNS, RunRow, changed_from_spec, missing_row, run_row
 from runner.tables.store import StoredRun, by_run, run_key, stored_runs
-from runner.tables.table import Table
 
 LOCAL = "run directory"
 
@@ -75,10 +75,11 @@ def run_sources(spec: Spec, layout: Layout) -> list[Source]:
     return found
 
 
-def write_runs(spec: Spec, layout: Layout) -> list[RunRow]:
+def write_runs(layout: Layout, sources: Sequence[Source]) -> list[RunRow]:
     """Write ``runs.csv`` and ``runs.parquet``: a row per run of the spec,
-    from its run directory or the store, whichever it is taken from."""
-    rows = [s.row for s in run_sources(spec, layout)]
+    from its run directory or the store, whichever it is taken from. The
+    one writer of the runs table: ``assemble`` calls it with the tables."""
+    rows = [s.row for s in sources]
     layout.experiment_dir.mkdir(parents=True, exist_ok=True)
     RUNS.write(layout.experiment_dir, rows)
     return rows
@@ -100,7 +101,7 @@ def assemble(
     tables as last written, less the rows of ``stored_before``, the runs
     they took from the store), then those of the runs taken from the store,
     in the spec's order of runs; and ``sources.json``, which says which is
-    which. The rows written per table."""
+    which, and the runs table of ``sources``. The rows written per table."""
     order = {s.run: i for i, s in enumerate(sources)}
     from_store = {s.run: s.stored for s in sources if s.stored is not None}
     dropped = set(from_store) | stored_before
@@ -115,6 +116,7 @@ def assemble(
         table.write(layout.experiment_dir, rows)
         counts[table.name] = len(rows)
     write_json_atomic(layout.sources_json, _stamp(sources))
+    write_runs(layout, sources)
     return counts
 
 

@@ -28,8 +28,8 @@ from typing import Any
 from runner.errors import TableError
 from runner.layout import partial_path
 from runner.manifest import RunRecord
+from runner.tables.definition import Table
 from runner.tables.runs import RUNS, RunRow
-from runner.tables.table import Table
 
 RUN_RECORD = "run.json"
 FORMAT = 1
@@ -125,7 +125,6 @@ def run_record(
         "versions": row.tool_versions(),
         "cpu_s": row.cpu_s,
         "cpu_phases_s": record.cpu_phases_s if record is not None else None,
-        "checks_failed": record.checks_failed if record is not None else None,
         "tables": {
             name: {"rows": t.rows, "sha256": sha256(t.text)} for name, t in sorted(texts.items())
         },

@@ -26,6 +26,7 @@ from runner.layout import STORE, Layout
 from runner.manifest import read_run_if_any
 from runner.network.backends import backend_named
 from runner.spec.model import Spec
+from runner.tables.definition import Table
 from runner.tables.runs import RUNS, RunRow, changed_from_spec
 from runner.tables.store import (
     RUN_RECORD,
@@ -40,7 +41,6 @@ from runner.tables.store import (
     table_texts,
     write_stored,
 )
-from runner.tables.table import Table
 
 ARCHIVES = (".tar", ".tar.gz", ".tgz")
 

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from runner.console import TERMINAL
+
 
 def lock_path(where: Path) -> Path:
     return where.parent / f"{where.name}.lock"
@@ -39,10 +41,9 @@ def build_lock(name: str, where: Path) -> Iterator[None]:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            print(
+            TERMINAL.out(
                 f"{name}: waiting for the build in progress in {where} "
-                f"(lock held by pid {_holder(handle)})",
-                flush=True,
+                f"(lock held by pid {_holder(handle)})"
             )
             fcntl.flock(handle, fcntl.LOCK_EX)
         handle.seek(0)

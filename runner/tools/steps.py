@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from runner.console import TERMINAL
 from runner.errors import PrerequisiteError
 
 
@@ -19,7 +20,7 @@ def logged_step(
     stdin: Path | None = None,
     hint: str = "",
 ) -> None:
-    print(f"{name}: {step}", flush=True)
+    TERMINAL.out(f"{name}: {step}")
     try:
         code = _run_into(argv, cwd, log, env, stdin)
     except FileNotFoundError as exc:

@@ -25,6 +25,7 @@ import sys
 import time
 from pathlib import Path
 
+from runner.console import TERMINAL
 from runner.errors import PrerequisiteError
 from runner.tools.buildlock import build_lock
 from runner.tools.steps import logged_step
@@ -138,7 +139,7 @@ def build_one(build: Build, jobs: int, root: Path | None = None) -> Path:
 def _build_one(build: Build, jobs: int, root: Path | None) -> Path:
     binary = cached_binary(build, root)
     if binary is not None:
-        print(f"{build.name} {build.version}: up to date at {binary}")
+        TERMINAL.out(f"{build.name} {build.version}: up to date at {binary}")
         return binary
     where = tool_dir(build, root)
     if where.exists():  # an interrupted or older build: start again
@@ -158,7 +159,9 @@ def _build_one(build: Build, jobs: int, root: Path | None) -> Path:
     if not binary.is_file():
         raise PrerequisiteError(f"{build.name}: the build made no {build.binary}; see {log}")
     (where / COMPLETE).write_text(build.commit + "\n")
-    print(f"{build.name} {build.version}: built in {time.monotonic() - started:.0f} s at {binary}")
+    TERMINAL.out(
+        f"{build.name} {build.version}: built in {time.monotonic() - started:.0f} s at {binary}"
+    )
     return binary
 
 
@@ -203,16 +206,16 @@ def install_python_tools(
     env = _build_env()
     for tool in tools:
         if installed_commit(tool.name) == tool.commit:
-            print(f"{tool.name}: up to date ({tool.commit[:12]})")
+            TERMINAL.out(f"{tool.name}: up to date ({tool.commit[:12]})")
             continue
-        print(f"{tool.name}: install {tool.commit[:12]} ({tool.why})", flush=True)
+        TERMINAL.out(f"{tool.name}: install {tool.commit[:12]} ({tool.why})")
         _pip_install(tool.name, [tool.requirement], env)
     missing = [r for r in requirements if _installed_version(r.split("==")[0]) != r.split("==")[1]]
     if missing:
-        print(f"install {', '.join(missing)}", flush=True)
+        TERMINAL.out(f"install {', '.join(missing)}")
         _pip_install("requirements", missing, env)
     where = Path(sys.executable).parent
-    print(
+    TERMINAL.out(
         f"{', '.join(t.name for t in tools)}: in {where} (`tornettools parse` runs the other "
         f"two from PATH: `. {where}/activate` first)"
     )
@@ -248,10 +251,10 @@ def run(args: argparse.Namespace) -> int:
         binary = cached_binary(BUILDS[args.name])
         if binary is None:
             raise PrerequisiteError(f"{args.name} is not built under {tools_root()}: make tools")
-        print(binary)
+        TERMINAL.out(str(binary))
         return 0
     except PrerequisiteError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        TERMINAL.err(f"error: {exc}")
         return 3
 
 

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from runner.console import TERMINAL
 from runner.errors import PrerequisiteError
 from runner.tools.buildlock import build_lock
 from runner.tools.steps import logged_step
@@ -153,16 +154,15 @@ def build(jobs: int) -> Path:
 
 def _build(source: TorSource, where: Path, jobs: int) -> Path:
     if (where / ".complete").is_file():
-        print(f"tor build: up to date at {where}")
+        TERMINAL.out(f"tor build: up to date at {where}")
         return where
     if where.exists():  # an interrupted build (the lock says none is running): start again
         shutil.rmtree(where)
     where.mkdir(parents=True)
     log = where / "build.log"
-    print(
+    TERMINAL.out(
         f"tor build: into {where}; a first build takes several minutes (the make step most "
-        f"of them), each step's output goes to {log}",
-        flush=True,
+        f"of them), each step's output goes to {log}"
     )
     started = time.monotonic()
     tree = fetch_and_verify(source, where, log)
@@ -183,7 +183,7 @@ def _build(source: TorSource, where: Path, jobs: int) -> Path:
     }
     (where / "build.json").write_text(json.dumps(info, indent=2) + "\n")
     (where / ".complete").write_text("")
-    print(f"tor build: done in {info['build_s']} s at {where}")
+    TERMINAL.out(f"tor build: done in {info['build_s']} s at {where}")
     return where
 
 
@@ -193,7 +193,7 @@ def run_tests(groups: list[str]) -> int:
     tests = tor.parent.parent / "test"  # build/src/app/tor -> build/src/test
     code = 0
     for binary, args in ((tests / "test", groups), (tests / "test-slow", [])):
-        print(f"$ {binary.name} {' '.join(args)}", flush=True)
+        TERMINAL.out(f"$ {binary.name} {' '.join(args)}")
         code |= subprocess.run([str(binary), *args]).returncode
     return code
 
@@ -217,10 +217,10 @@ def run(args: argparse.Namespace) -> int:
             return 0
         if args.verb == "test":
             return run_tests(args.groups)
-        print(patched_tor())
+        TERMINAL.out(str(patched_tor()))
         return 0
     except PrerequisiteError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        TERMINAL.err(f"error: {exc}")
         return 3
 
 

@@ -23,7 +23,7 @@ from distributed.comm.core import CommClosedError
 
 from runner.execute.cluster.worker import PROGRESS_TOPIC, SHARE_TOKEN, run_on_worker
 from runner.execute.progress import Progress
-from runner.execute.run import RunOutcome, RunTask, finish, record_failure
+from runner.execute.run_all import RunOutcome, RunTask, finish, record_failure
 
 # What a lost worker looks like from the client.
 WORKER_LOST = (KilledWorker, CommClosedError)

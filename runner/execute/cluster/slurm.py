@@ -16,7 +16,7 @@ from typing import Any
 
 from runner.execute.cluster.dask import DaskExecutor
 from runner.execute.cluster.options import SlurmOptions
-from runner.execute.run import RunTask
+from runner.execute.run_all import RunTask
 
 
 class SlurmExecutor(DaskExecutor):

@@ -15,8 +15,8 @@ from dataclasses import replace
 from distributed import get_client, get_worker
 
 from runner.errors import PrerequisiteError, RunError
-from runner.execute.cpus import OFF, OWN_CPUS, CpuSlots, choose_placement, usable_cpus
-from runner.execute.run import (
+from runner.execute.placement import OFF, OWN_CPUS, CpuSlots, choose_placement, usable_cpus
+from runner.execute.run_all import (
     RunOutcome,
     RunTask,
     at_once,

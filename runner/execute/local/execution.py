@@ -1,4 +1,4 @@
-"""The local backend's execution (runner.execute.backend): a network in a
+"""The local backend's execution (runner.execute.execution): a network in a
 network namespace of its own, several at once as memory allows, or on the
 shared loopback, one at a time on this machine."""
 
@@ -9,10 +9,10 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
-from runner.execute.backend import Ran
-from runner.execute.cpus import OFF, Placement, choose_placement
+from runner.execute.execution import Ran
 from runner.execute.local.netns import run_in_namespace
-from runner.execute.local.run import PROCESSES_CPU, machine_slot, run_local
+from runner.execute.local.processes import PROCESSES_CPU, machine_slot, run_local
+from runner.execute.placement import OFF, Placement, choose_placement
 from runner.manifest import read_run, record_local_clock
 from runner.network.backends import NAMESPACE, Backend, local_network
 from runner.network.capacity import experiment_size, machine_memory_mib

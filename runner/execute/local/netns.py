@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from runner.errors import RunError
+from runner.execute.local.processes import LocalRan
 from runner.execute.local.procs import die_with_parent, register, unregister
-from runner.execute.local.run import LocalRan
 from runner.manifest import RunRecord, read_run
 from runner.network.backends import unshare_command
 
@@ -102,7 +102,7 @@ def _record_connections(path: Path) -> None:
 
 
 def main(request_path: str) -> int:
-    from runner.execute.local import run as local_run
+    from runner.execute.local import processes as local_run
 
     die_with_parent()  # unshare's credentials change may have cleared it
     request = json.loads(Path(request_path).read_text())

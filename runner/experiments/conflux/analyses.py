@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from runner.analyses.contract import Analysis
 from runner.experiments.conflux.circuits import circuit_summaries
 from runner.experiments.conflux.circuits_report import circuits_section
+from runner.experiments.conflux.conflux_legs import legs_result
 from runner.experiments.conflux.consensus import consensus_summaries
 from runner.experiments.conflux.consensus_report import relays_section
-from runner.experiments.conflux.legs import legs_result
 from runner.experiments.conflux.legs_report import conflux_legs_section
-from runner.report.base import Analysis
 from runner.tables.schema import CIRCUITS, RELAYS
 
 CIRCUIT_ANALYSES = (

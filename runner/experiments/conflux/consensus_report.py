@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from runner.analyses.contract import Section
 from runner.analyses.inputs import Inputs
 from runner.experiments.conflux.consensus import ConsensusResult
-from runner.report.base import Section
 from runner.report.markdown import table
 
 

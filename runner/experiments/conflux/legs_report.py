@@ -1,13 +1,13 @@
 """The report's check that each variant links the conflux legs it expects
-(runner.experiments.conflux.legs), and its table per measured client."""
+(runner.experiments.conflux.conflux_legs), and its table per measured client."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from runner.analyses.contract import Section
 from runner.analyses.inputs import Inputs
-from runner.experiments.conflux.legs import LegsResult
-from runner.report.base import Section
+from runner.experiments.conflux.conflux_legs import LegsResult
 from runner.report.markdown import table
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from runner.experiments.congestion.analysis import congestion_result
+from runner.analyses.contract import Analysis
+from runner.experiments.congestion.compute import congestion_result
 from runner.experiments.congestion.mechanisms import is_congestion_experiment
 from runner.experiments.congestion.report import congestion_sections
 from runner.experiments.congestion.tables import CIRCUIT_WINDOWS, HOP_FEEDBACK, HOP_WINDOW, N23
-from runner.report.base import Analysis
 from runner.spec.model import Spec
 
 

@@ -21,8 +21,8 @@ from runner.experiments.congestion import circuit_window_log as parse
 from runner.experiments.congestion.circuit_window_log import CircuitWindow
 from runner.logs.run_logs import RunLogs
 from runner.manifest import HostInfo
+from runner.tables.definition import column
 from runner.tables.schema import tor_log_paths
-from runner.tables.table import column
 
 UNLINKED = -1  # the position of a line no chain from a client reaches
 

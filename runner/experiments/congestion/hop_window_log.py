@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from runner.logs.totals import last_line
-from runner.tables.table import column
+from runner.tables.definition import column
 
 MARKER = "Hop window totals"
 _COUNTS = (

@@ -1,4 +1,4 @@
-"""The report's congestion-control sections (runner.experiments.congestion.analysis):
+"""The report's congestion-control sections (runner.experiments.congestion.compute):
 downloads and download rates per class and mechanism, each variant's web /
 bulk rate ratio, ECDFs of time to first and last byte, the estimate each
 variant decides with, hop feedback's totals, N23's credit, hop windows'
@@ -11,10 +11,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+from runner.analyses.contract import Section
 from runner.analyses.inputs import Inputs
 from runner.checks import Failure
-from runner.experiments.congestion.analysis import CongestionResult, Part
 from runner.experiments.congestion.circuit_window_report import circuit_window_section
+from runner.experiments.congestion.compute import CongestionResult, Part
 from runner.experiments.congestion.mechanisms import (
     ConnectionSharing,
     HopWindowRun,
@@ -25,7 +26,6 @@ from runner.experiments.congestion.mechanisms import (
     mechanism_of,
     scenario_of,
 )
-from runner.report.base import Section
 from runner.report.markdown import table
 from runner.report.plots import cdf_plot
 from runner.spec.model import Spec

@@ -20,8 +20,8 @@ from runner.experiments.congestion.hop_feedback_log import HopFeedbackTotals
 from runner.experiments.congestion.hop_window_log import HopWindowTotals
 from runner.experiments.congestion.n23_log import N23Totals
 from runner.logs.run_logs import RunLogs
+from runner.tables.definition import Table
 from runner.tables.schema import tor_logs
-from runner.tables.table import Table
 
 R = TypeVar("R")
 

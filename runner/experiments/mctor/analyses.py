@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from runner.analyses.contract import Analysis
 from runner.analyses.workload_rounds import class_phases
-from runner.experiments.mctor.analysis import mctor_result
+from runner.experiments.mctor.compute import mctor_result
 from runner.experiments.mctor.report import mctor_sections
 from runner.experiments.mctor.tables import PLACEMENTS
-from runner.report.base import Analysis
 from runner.spec.model import Spec
 from runner.tables.schema import SERVED
 

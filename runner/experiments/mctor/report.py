@@ -1,4 +1,4 @@
-"""The report's MCTor sections (runner.experiments.mctor.analysis): rounds of
+"""The report's MCTor sections (runner.experiments.mctor.compute): rounds of
 parallel streams by variant, the fairness gap, and the connections and
 circuits on the path."""
 
@@ -10,13 +10,13 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
+from runner.analyses.contract import Section
 from runner.analyses.inputs import Inputs
 from runner.analyses.workload_rounds import FairnessGap, PhaseSummary
-from runner.experiments.mctor.analysis import MctorResult, stream_rule
+from runner.experiments.mctor.compute import MctorResult, stream_rule
 from runner.experiments.mctor.connections import HopCheck
 from runner.experiments.mctor.fair_share import ShareCheck
 from runner.experiments.mctor.loss_gain import CONNECTIONS, LossGain
-from runner.report.base import Section
 from runner.report.markdown import table
 from runner.report.plots import save_figure  # sets matplotlib's Agg backend first
 from runner.spec.model import Spec, Variant

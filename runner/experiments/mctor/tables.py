@@ -11,8 +11,8 @@ from runner.experiments.mctor import placement_log as parse_mctor
 from runner.experiments.mctor.placement_log import read_fingerprint
 from runner.layout import SHADOW_DATA
 from runner.logs.run_logs import RunLogs
+from runner.tables.definition import Table, column
 from runner.tables.schema import SECONDS, tor_logs
-from runner.tables.table import Table, column
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from runner.analyses.contract import Analysis
 from runner.experiments.tortoise.limits import clients_result
 from runner.experiments.tortoise.report import clients_and_limits_section
-from runner.report.base import Analysis
 from runner.tables.schema import CLIENTS
 
 ANALYSES = (

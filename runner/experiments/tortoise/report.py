@@ -9,11 +9,11 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 from runner.analyses.client_bandwidth import ClientBandwidth
+from runner.analyses.contract import Section
 from runner.analyses.inputs import Inputs
 from runner.experiments.tortoise.limits import AT_LIMIT, ClientsResult
 from runner.experiments.tortoise.setting import LimitSetting
 from runner.report.axes import log_x_axis
-from runner.report.base import Section
 from runner.report.markdown import table
 from runner.report.plots import draw_cdf, save_figure  # sets matplotlib's Agg backend first
 from runner.spec.model import CLIENT_RELAY

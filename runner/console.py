@@ -1,4 +1,5 @@
-"""Where an experiment's messages go, a line at a time."""
+"""Where the runner's messages to its user go, a line at a time: every
+stage speaks through a Console it is handed, never through print."""
 
 from __future__ import annotations
 
@@ -36,3 +37,9 @@ class Console:
     @classmethod
     def quiet(cls) -> Console:
         return cls(_nowhere, _nowhere)
+
+
+# The command line's: each line to stdout or stderr as it comes. The
+# default of the stages that speak while they work (a run's placement, a
+# build's steps), for callers that hand in no console of their own.
+TERMINAL = Console()

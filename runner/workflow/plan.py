@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from runner.experiment.results import PlanResult
+from runner.workflow.results import PlanResult
 
 if TYPE_CHECKING:
     from runner.layout import Layout
@@ -17,14 +17,12 @@ def write_plan(spec: Spec, layout: Layout, target: Spec | None, cores: int) -> P
     for the pilot's own spec), priced also on a machine of ``cores`` cores;
     written as plan.md and plan.json beside the pilot's tables."""
     from runner.analyses.client_bandwidth import per_client
-    from runner.analyses.seed_plan import make_plan, plan_data
-    from runner.execute.cpus import usable_cpus
+    from runner.execute.placement import usable_cpus
     from runner.manifest import write_json_atomic
+    from runner.planning.seed_plan import make_plan, plan_data
     from runner.report.seed_plan import render
     from runner.tables.schema import CLIENTS, RELAY_LOAD, TRANSFERS
-    from runner.tables.sources import write_runs
 
-    write_runs(spec, layout)  # the pilot's costs, as its run directories hold them now
     transfers = TRANSFERS.read(layout.transfers_csv)
     clients = CLIENTS.read_from(layout)
     plan = make_plan(

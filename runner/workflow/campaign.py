@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from runner.analyses.answers import CONFIRMATORY, MIN_INTERVAL_SEEDS, UNDETERMINED, Answer
-from runner.experiment.console import Console
+from runner.console import Console
 from runner.spec.model import Spec
 from runner.tables.runs import RunRow
 

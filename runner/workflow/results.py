@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from runner.analyses.analyze import Analyzed
     from runner.analyses.regress import Verdict
-    from runner.analyses.seed_plan import Plan
-    from runner.execute.run import RunOutcome
+    from runner.execute.run_all import RunOutcome
+    from runner.planning.seed_plan import Plan
     from runner.report.assemble import ReportResult
     from runner.spec.model import Spec
     from runner.tables.collect import Collected

@@ -3,7 +3,7 @@ once.
 
 `runner experiment` stops its rounds of seeds at the first look where every
 hypothesis has a decisive verdict, or at ``max`` seeds
-(runner/analyses/seed_rounds.py); at each look the exploratory hypotheses
+(runner/planning/seed_rounds.py); at each look the exploratory hypotheses
 are read at alpha each and the confirmatory ones by Holm's step-down over
 the family (runner/analyses/family.py: one test per claim, Holm's
 step-down across claims). The rounds wait for the confirmatory family (for
@@ -207,7 +207,7 @@ def simulate_rule(
     alpha: float = ALPHA,
     reps: int = REPS,
 ) -> JointOutcome:
-    """The rule of runner/analyses/seed_rounds.py on simulated seeds: at each
+    """The rule of runner/planning/seed_rounds.py on simulated seeds: at each
     of ``design``'s looks every hypothesis's repeated confidence interval (the
     design's t values at its level, as ``family_decided``); stop at the first
     look where all the rounds wait for are decisive."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from runner.execute.cpus import OWN_CPUS
+from runner.execute.placement import OWN_CPUS
 
 
 def _default_executor() -> str:

@@ -55,7 +55,19 @@ from runner.analyses.answers import (
     split_direction,
 )
 from runner.analyses.client_bandwidth import ClientBandwidth
-from runner.analyses.joint_plan import (
+from runner.analyses.power import (
+    MAX_SEEDS,
+    Target,
+    seeds_to_decisive,
+    seeds_to_decisive_many,
+    simulate_rounds,
+)
+from runner.analyses.runs import complete, read_spec_runs
+from runner.analyses.sequential import ALPHA, Reading, SequentialDesign
+from runner.analyses.stats import ClientValues, resample_within
+from runner.analyses.workload_rounds import Round
+from runner.layout import Layout
+from runner.planning.joint_plan import (
     FIRST_ROUND,
     LAST_LOOK_INFLATION,
     SIMULATED_UP_TO,
@@ -66,25 +78,13 @@ from runner.analyses.joint_plan import (
     smallest_rule,
     waited_for,
 )
-from runner.analyses.plan_load import (
+from runner.planning.plan_load import (
     busiest_by_role,
     busiest_utilisation,
     class_demand,
     role_capacity,
 )
-from runner.analyses.power import (
-    MAX_SEEDS,
-    Target,
-    seeds_to_decisive,
-    seeds_to_decisive_many,
-    simulate_rounds,
-)
-from runner.analyses.runs import complete, read_spec_runs
-from runner.analyses.seed_rounds import variants_compared
-from runner.analyses.sequential import ALPHA, Reading, SequentialDesign
-from runner.analyses.stats import ClientValues, resample_within
-from runner.analyses.workload_rounds import Round
-from runner.layout import Layout
+from runner.planning.seed_rounds import variants_compared
 from runner.spec.hypotheses import Hypothesis
 from runner.spec.model import DEFAULT_DECIDE_FROM, Spec
 from runner.tables.runs import RunRow
@@ -392,7 +392,7 @@ class Prediction:
     alternative: Alternative
     fixed_seeds: dict[str, int]  # hypothesis -> seeds a fixed-size design needs (80%)
     # The `max` of seeds {min: 5, step: 2} whose rule decides every
-    # hypothesis, all together, with 80% probability (runner/analyses/joint_plan.py).
+    # hypothesis, all together, with 80% probability (runner/planning/joint_plan.py).
     rule_max: int
     expected_seeds: float  # seeds that rule is expected to run
     cpu_s_per_seed: float  # every variant once
@@ -550,7 +550,7 @@ def predict(
     ``base_demand``: times the pilot's traffic that ``base``'s clients offer
     (by default, as its measured clients grow). Each design's ``max`` and
     expected seeds are its whole rule's, over every hypothesis at once
-    (runner/analyses/joint_plan.py); the first design also gets the interval
+    (runner/planning/joint_plan.py); the first design also gets the interval
     on the seeds needed (seeds_needed_interval)."""
     found = []
     _, corr = hypothesis_correlation(spreads, hypotheses)

@@ -1,7 +1,8 @@
-"""What an analysis declares: the tables it adds from each run's logs, how
-it computes its result from the collected tables (``analyze`` writes it as
-JSON), the type of that result (to read the JSON back), and how the report
-renders it (checks, sections, plots)."""
+"""The analysis contract, beside the analyses that implement it (each
+experiment's, registered by runner.experiments): the tables an analysis
+adds from each run's logs, how it computes its result from the collected
+tables (``analyze`` writes it as JSON), the type of that result (to read
+the JSON back), and how the report renders it (checks, sections, plots)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any, Generic, TypeVar, get_type_hints
 
 from runner.analyses.inputs import Inputs
 from runner.spec.model import Spec
-from runner.tables.table import Table
+from runner.tables.definition import Table
 
 R = TypeVar("R")
 

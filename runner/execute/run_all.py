@@ -1,6 +1,6 @@
 """Run every (variant, seed) of an experiment: generate, then simulate.
 
-Several runs go at once, each on CPUs of its own (``runner.execute.cpus``),
+Several runs go at once, each on CPUs of its own (``runner.execute.placement``),
 in this process or on a cluster (``runner.execute.cluster``); a run that
 fails is recorded as failed in its manifest and reported, and the others go
 on. Runs whose manifest says complete are skipped, so re-running finishes
@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import sys
 import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -21,20 +20,21 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+from runner.checks import runs_with_failures
+from runner.console import TERMINAL, Console
 from runner.errors import PrerequisiteError, RunError
+from runner.execute.by_backend import execution
 from runner.execute.cpu_claims import claimed_cpus, holder
-from runner.execute.cpus import OFF, OWN_CPUS, CpuSlots, Placement, usable_cpus, without
-from runner.execute.executions import execution
 from runner.execute.generation import Generate, Generators, in_this_process
-from runner.execute.local import run as local_run
+from runner.execute.local import processes as local_run
 from runner.execute.local.procs import kill_all
+from runner.execute.placement import OFF, OWN_CPUS, CpuSlots, Placement, usable_cpus, without
 from runner.execute.progress import Progress
 from runner.layout import Layout, stale_path
 from runner.manifest import (
     STATUS_COMPLETE,
     STATUS_FAILED,
     WhereRan,
-    read_run,
     read_run_if_any,
     record_failed,
     record_simulated,
@@ -360,6 +360,7 @@ def run_experiment(
     keep_stale: bool = False,
     retry_failed: bool = False,
     measure_params: MeasureParams | None = None,
+    console: Console = TERMINAL,
 ) -> list[RunOutcome]:
     """Generate and simulate every run not yet complete; return every outcome.
 
@@ -378,20 +379,21 @@ def run_experiment(
     on."""
     backend = backend or default_backend()
     for warning in backend.warnings(spec):
-        print(warning, file=sys.stderr)
+        console.err(warning)
     tools, versions = _local_versions(spec, backend, tools)
     choices = choose_runs(spec, layout, backend, versions)
-    outcomes, todo = _sort_runs(spec, layout, command, backend, choices, keep_stale, retry_failed)
-    _say_what_is_kept(choices, outcomes, todo, keep_stale)
+    sort = _Sort(spec, layout, tuple(command), backend, keep_stale, retry_failed)
+    outcomes, todo = _sort_runs(sort, choices, console)
+    _say_what_is_kept(choices, outcomes, todo, keep_stale, console)
     if not todo:  # no placement, no progress: nothing runs
         return outcomes
-    print(f"backend: {backend.name}")
+    console.out(f"backend: {backend.name}")
     # Variants that measure parameters from other runs go after those runs.
     first = [t for t in todo if not spec.variant(t.variant).consensus_from]
     then = [t for t in todo if spec.variant(t.variant).consensus_from]
     with Progress(len(todo)) as progress, ExitStack() as claims:
         if executor is not None:
-            print(f"executor: {executor.describe()}")
+            console.out(f"executor: {executor.describe()}")
         else:
             placement = plan_placement(spec, backend, len(todo), jobs, threads, pinning)
             if placement.pinning == OWN_CPUS:
@@ -400,7 +402,7 @@ def run_experiment(
                 if taken:
                     holders = ", ".join(sorted({holder(c) or "?" for c in taken}))
                     placement = without(placement, taken, f"pid {holders}")
-            print(f"placement: {placement.describe(simulated=backend.simulated)}")
+            console.out(f"placement: {placement.describe(simulated=backend.simulated)}")
             tools = tools or resolve_tools(spec, backend)
         for wave, measures in ((first, False), (then, True)):
             ready = _measure(wave, measure_params, progress, outcomes) if measures else wave
@@ -414,38 +416,54 @@ def run_experiment(
     return outcomes
 
 
+@dataclass(frozen=True)
+class _Sort:
+    """What sorting the runs into skipped and to do goes by."""
+
+    spec: Spec
+    layout: Layout
+    command: tuple[str, ...]
+    backend: Backend
+    keep_stale: bool
+    retry_failed: bool
+
+    def task(self, c: RunChoice, replaces: bool) -> RunTask:
+        return RunTask(
+            self.spec, c.variant, c.seed, self.layout, self.command, self.backend, replaces
+        )
+
+
 def _sort_runs(
-    spec: Spec,
-    layout: Layout,
-    command: list[str],
-    backend: Backend,
-    choices: list[RunChoice],
-    keep_stale: bool,
-    retry_failed: bool,
+    sort: _Sort, choices: list[RunChoice], console: Console
 ) -> tuple[list[RunOutcome], list[RunTask]]:
     """The runs skipped, as outcomes, and the runs to do, as tasks."""
     outcomes: list[RunOutcome] = []
     todo = []
+    # The runs whose checks failed in the last analyze, by their key.
+    checks = sort.layout.data_json("checks")
+    checks_failed = runs_with_failures(checks) if sort.retry_failed else set()
     for c in choices:
-        if retry_failed and c.complete and read_run(c.run_dir).checks_failed:
-            print(f"{c.variant}/seed-{c.seed}: its checks failed; running it again")
-            todo.append(RunTask(spec, c.variant, c.seed, layout, tuple(command), backend, True))
-        elif c.current or (keep_stale and c.complete):
+        if c.complete and (c.variant, c.seed) in checks_failed:
+            console.out(f"{c.variant}/seed-{c.seed}: its checks failed; running it again")
+            todo.append(sort.task(c, True))
+        elif c.current or (sort.keep_stale and c.complete):
             outcomes.append(RunOutcome(c.variant, c.seed, "skipped", c.run_dir))
         else:
-            todo.append(
-                RunTask(spec, c.variant, c.seed, layout, tuple(command), backend, c.complete)
-            )
+            todo.append(sort.task(c, c.complete))
     return outcomes, todo
 
 
 def _say_what_is_kept(
-    choices: list[RunChoice], skipped: list[RunOutcome], todo: list[RunTask], keep_stale: bool
+    choices: list[RunChoice],
+    skipped: list[RunOutcome],
+    todo: list[RunTask],
+    keep_stale: bool,
+    console: Console,
 ) -> None:
     """Tell how many complete runs are skipped, and which differ from what
     the spec now gives and what becomes of them."""
     if skipped and todo:  # with nothing to do, the caller's last line says so
-        print(f"{len(skipped)} of {len(choices)} runs already complete; skipping them")
+        console.out(f"{len(skipped)} of {len(choices)} runs already complete; skipping them")
     stale = [c for c in choices if c.complete and c.changed]
     if stale:
         what = (
@@ -453,9 +471,9 @@ def _say_what_is_kept(
             if keep_stale
             else ("running them again")
         )
-        print(f"{len(stale)} complete runs differ from what the spec now gives; {what}:")
+        console.out(f"{len(stale)} complete runs differ from what the spec now gives; {what}:")
         for c in stale:
-            print(f"  {c.variant}/seed-{c.seed}: {', '.join(c.changed)} changed")
+            console.out(f"  {c.variant}/seed-{c.seed}: {', '.join(c.changed)} changed")
 
 
 def generate_experiment(

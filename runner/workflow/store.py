@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+from runner.console import Console
 from runner.errors import SpecError
-from runner.experiment.console import Console
 from runner.layout import STORE
 from runner.spec.model import Spec
 from runner.tables.store import stored_runs
@@ -85,9 +85,9 @@ def analyze_stored(spec_path: Path, results: Path, console: Console) -> list[str
     experiment folders analysed. The backend whose answers were the latest
     is analysed last, so stays the latest."""
     from runner.execute.lock import ExperimentBusy
-    from runner.experiment.backend import BACKEND_NAMES
-    from runner.experiment.experiment import Experiment
     from runner.tables.sources import run_sources
+    from runner.workflow.backend_choice import BACKEND_NAMES
+    from runner.workflow.pipeline import Experiment
 
     quiet = Console(lambda _: None, console.err)  # the answers go to the claims page
     experiments = [

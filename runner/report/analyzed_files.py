@@ -1,6 +1,6 @@
 """What ``analyze`` wrote (runner.analyses.analyze), read back for the
 report: each asked analysis's result as its type, the answers to the
-spec's hypotheses and the failed checks. A file that is missing, or was
+spec's hypotheses, the failed checks and the stale runs read. A file that is missing, or was
 written for other hypotheses or analyses than the spec now asks, stops the
 report with NotAnalyzedError, naming the file: run ``analyze`` again."""
 
@@ -13,25 +13,28 @@ from pathlib import Path
 from typing import Any
 
 from runner.analyses.answers import Answer, answer_from_record, hypothesis_fields
+from runner.analyses.contract import Analysis
 from runner.analyses.from_data import from_data
+from runner.analyses.runs import StaleRun
 from runner.checks import Failure
 from runner.errors import NotAnalyzedError
 from runner.layout import Layout
-from runner.report.base import Analysis
 from runner.spec.model import Spec
 
 
 @dataclass(frozen=True)
 class AnalyzedFiles:
     """Each analysis the spec asks with its result; answers.json's records,
-    the answers they record and the CPU-hours behind each; and checks.json's
-    failures (the analyses', the runs', the damaged logs')."""
+    the answers they record and the CPU-hours behind each; checks.json's
+    failures (the analyses', the runs', the damaged logs'); and stale.json's
+    runs, as analyze decided them."""
 
     results: list[tuple[Analysis[Any], Any]]
     records: list[dict[str, Any]]
     answers: list[Answer]
     cpu_hours: list[float | None]
     failures: list[Failure]
+    stale: list[StaleRun]
 
 
 def read_analyzed(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]]) -> AnalyzedFiles:
@@ -45,7 +48,17 @@ def read_analyzed(spec: Spec, layout: Layout, analyses: Sequence[Analysis[Any]])
     records = _json(spec, answers_path)
     found = _answers(spec, answers_path, records)  # checks the records first
     cpu = [record["cpu_hours"] for record in records]
-    return AnalyzedFiles(results, records, found, cpu, failures)
+    return AnalyzedFiles(results, records, found, cpu, failures, read_stale(spec, layout))
+
+
+def read_stale(spec: Spec, layout: Layout) -> list[StaleRun]:
+    """The stale runs analyze found (stale.json)."""
+    path = layout.data_json("stale")
+    try:
+        found: list[StaleRun] = from_data(list[StaleRun], _json(spec, path))
+    except TypeError as exc:
+        raise _again(spec, path, f"does not read as stale runs ({exc})") from exc
+    return found
 
 
 def _again(spec: Spec, path: Path, problem: str) -> NotAnalyzedError:

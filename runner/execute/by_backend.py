@@ -1,12 +1,12 @@
 """Each backend's execution: the one registry of backends is
 ``runner.network.backends.BACKENDS``; this maps each of its backends, by
-name, to how the execution stage runs it (``runner.execute.backend``).
+name, to how the execution stage runs it (``runner.execute.execution``).
 The network layer cannot know its executions (they sit above it), so they
 are found here, and a backend without one is an error that names it."""
 
 from __future__ import annotations
 
-from runner.execute.backend import Execution
+from runner.execute.execution import Execution
 from runner.execute.local.execution import LocalExecution
 from runner.execute.simulate import ShadowExecution
 from runner.network.backends import BACKENDS, LOCAL, SHADOW, Backend

@@ -34,6 +34,7 @@ from typing import Any
 
 from runner.analyses.answers import CONFIRMATORY, UNDETERMINED, Answer, family, reading_of
 from runner.analyses.sequential import SequentialDesign
+from runner.console import TERMINAL, Console
 from runner.errors import SpecError
 from runner.layout import Layout
 from runner.manifest import write_json_atomic
@@ -163,6 +164,7 @@ def run_in_rounds(
     run_round: Callable[[Spec], int],
     answer_round: Callable[[Spec], list[Answer]],
     design_changes: Sequence[dict[str, Any]] = (),
+    console: Console = TERMINAL,
 ) -> tuple[Spec, int]:
     """Run rounds of seeds until answered; return the spec with every seed
     that ran, and the worst exit code of the rounds' runs. The record is
@@ -176,7 +178,7 @@ def run_in_rounds(
     while True:
         seeds = current.seeds
         runs = len(current.runs())
-        print(
+        console.out(
             f"seed round {len(rounds) + 1}: seeds {', '.join(map(str, seeds))} "
             f"({runs} runs of {len(spec.variants)} variants)"
         )
@@ -209,7 +211,7 @@ def run_in_rounds(
         )
         current = next_round(spec, current, found)
     reason = stop_reason(spec, rounds, found)
-    print(f"seed rounds: {len(rounds)}; stopped: {reason}")
+    console.out(f"seed rounds: {len(rounds)}; stopped: {reason}")
     write_rounds(spec, layout, rounds, current, design_changes, reason)
     return current, worst
 
@@ -364,3 +366,19 @@ def seeds_in_use(spec: Spec, layout: Layout) -> Spec:
             if name in names
         },
     )
+
+
+def narrowed_line(written: Spec, in_use: Spec, layout: Layout) -> str | None:
+    """What every command that takes its seeds from the recorded rounds
+    (``seeds_in_use``) says: the file and the seeds; None where the rounds
+    narrowed nothing."""
+    if (in_use.seeds, in_use.variant_seeds) == (written.seeds, written.variant_seeds):
+        return None
+    line = (
+        f"seeds narrowed by {layout.experiment_dir / ROUNDS_FILE}: "
+        f"{', '.join(map(str, in_use.seeds))} (the spec lists {len(written.seeds)})"
+    )
+    fewer = sorted(name for name, seeds in in_use.variant_seeds.items() if seeds != in_use.seeds)
+    if fewer:
+        line += f"; {len(fewer)} variants at fewer seeds: {', '.join(fewer)}"
+    return line

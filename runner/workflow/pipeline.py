@@ -17,10 +17,12 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.experiment.backend import backend_name
-from runner.experiment.console import Console
-from runner.experiment.options import RunOptions
-from runner.experiment.results import (
+from runner.console import Console
+from runner.layout import Layout
+from runner.network.backends import BACKENDS, Backend
+from runner.workflow.backend_choice import backend_name
+from runner.workflow.options import RunOptions
+from runner.workflow.results import (
     AnalyzeResult,
     CollectResult,
     CompareResult,
@@ -31,11 +33,10 @@ from runner.experiment.results import (
     RunResult,
     ValidateResult,
 )
-from runner.layout import Layout
-from runner.network.backends import BACKENDS, Backend
 
 if TYPE_CHECKING:
     from runner.analyses.answers import Answer
+    from runner.analyses.runs import StaleRun
     from runner.checks import Failure
     from runner.spec.model import Spec
     from runner.tables.collect import Collected
@@ -90,9 +91,12 @@ class Experiment:
     def spec(self) -> Spec:
         """The spec, with the seeds its rounds ran if it runs seeds in rounds."""
         if self._in_use is None:
-            from runner.analyses.seed_rounds import seeds_in_use
+            from runner.planning.seed_rounds import narrowed_line, seeds_in_use
 
             self._in_use = seeds_in_use(self.written, self.layout)
+            line = narrowed_line(self.written, self._in_use, self.layout)
+            if line:
+                self.console.out(line)
         return self._in_use
 
     def analysed_spec(self, spec: Spec | None = None) -> Spec:
@@ -127,7 +131,7 @@ class Experiment:
     def check_fits(self, max_hosts: int | None = None, options: RunOptions | None = None) -> None:
         """Refuse (TooLarge), before anything is written, runs too large for
         this machine, placed here as ``options`` would place them."""
-        from runner.execute.run import plan_placement
+        from runner.execute.run_all import plan_placement
         from runner.network.capacity import check_capacity
 
         o = options or RunOptions()
@@ -162,7 +166,7 @@ class Experiment:
 
     def generate(self) -> GenerateResult:
         """Write every run's network (keys, configs) without running it."""
-        from runner.execute.run import generate_experiment, resolve_tools
+        from runner.execute.run_all import generate_experiment, resolve_tools
 
         spec, backend, layout = self.spec, self.backend, self.layout
         written, kept = generate_experiment(
@@ -195,16 +199,13 @@ class Experiment:
         from runner.analyses.analyze import analyze
         from runner.experiments import ANALYSES
         from runner.report.answers import answer_rows
-        from runner.tables.sources import write_runs
 
         spec, layout = self.analysed_spec(), self.layout
         if not self._has_tables(spec, "analyze"):
             return AnalyzeResult(1, None)
-        # Analyze reads the runs as the run directories hold them now.
-        write_runs(spec, layout)
         found = analyze(spec, layout, ANALYSES)
-        self._tell_stale(spec)
-        self._record_check_failures(spec, found.failures)
+        self._tell_stale(spec, found.stale)
+        self._tell_check_failures(found.failures)
         self.console.out(f"analyses: {layout.analyses_dir}/*.json")
         self.console.out(f"          {layout.data_json('answers')}")
         self.console.out(f"          {layout.data_json('checks')}")
@@ -224,7 +225,7 @@ class Experiment:
         except NotAnalyzedError as exc:
             self.console.err(f"error: {exc}")
             return CompareResult(1, None)
-        self._tell_stale(self.spec)
+        self._tell_stale(self.spec, result.stale)
         self._tell_report(result.path, ([], []))
         return CompareResult(0, result)
 
@@ -291,9 +292,9 @@ class Experiment:
         return self._regress(path, write)
 
     def _regress(self, path: Path, write: bool) -> RegressResult:
-        from runner.experiment import regress as policy
         from runner.manifest import write_json_atomic
         from runner.tables.schema import TRANSFERS
+        from runner.workflow import regress as policy
 
         rows = TRANSFERS.read(self.layout.transfers_csv)
         if write:
@@ -317,7 +318,7 @@ class Experiment:
     def _plan(
         self, pilot: int | None, cores: int, options: RunOptions, target: Spec | None
     ) -> PlanResult:
-        from runner.experiment.plan import write_plan
+        from runner.workflow.plan import write_plan
 
         if pilot:
             spec = replace(self.written, seeds=tuple(range(1, pilot + 1)))
@@ -343,7 +344,7 @@ class Experiment:
         from runner.execute.cluster.executors import make_executor
         from runner.execute.cluster.options import parse_executor
         from runner.execute.progress import outcome_line
-        from runner.execute.run import run_experiment
+        from runner.execute.run_all import run_experiment
         from runner.tables.collect import logged_rows
 
         o, layout = options, self.layout
@@ -364,6 +365,7 @@ class Experiment:
             measure_params=lambda variant, seed: measured_params(
                 partial(logged_rows, layout), variant, seed
             ),
+            console=self.console,
         )
         elapsed = time.monotonic() - started
         result = RunResult(0, outcomes, elapsed)
@@ -392,7 +394,7 @@ class Experiment:
         from runner.tables.collect import Collected, parse_and_store, parsed_tables
 
         result = self._run(spec, options)
-        stored = parse_and_store(spec, self.layout, parsed_tables(TABLES))
+        stored = parse_and_store(spec, self.layout, parsed_tables(TABLES), console=self.console)
         self._tell_stored(Collected(0, {}, stored=stored))
         return result
 
@@ -400,7 +402,7 @@ class Experiment:
         """Seed rounds until the hypotheses are answered; the spec with
         every seed that ran, and the worst exit status of the rounds' runs."""
         from runner.analyses.answers import answers
-        from runner.analyses.seed_rounds import check_design, run_in_rounds
+        from runner.planning.seed_rounds import check_design, run_in_rounds
         from runner.tables.schema import TRANSFERS
 
         layout = self.layout
@@ -417,6 +419,7 @@ class Experiment:
             lambda current: self._run(current, options).code,
             answer_round,
             changes,
+            self.console,
         )
         self._in_use = spec
         return spec, code
@@ -426,7 +429,7 @@ class Experiment:
         from runner.tables.collect import collect
 
         layout = self.layout
-        result = collect(spec, layout, TABLES)
+        result = collect(spec, layout, TABLES, self.console)
         if not result.runs and not result.from_store:
             self.console.err(
                 f"error: no complete runs of {spec.path} under {layout.experiment_dir}: "
@@ -435,20 +438,18 @@ class Experiment:
             return CollectResult(1, result)
         self.console.out(result.line(f"{layout.experiment_dir}/<table>.csv and .parquet"))
         self._tell_stored(result)
-        self._tell_stale(spec)
         return CollectResult(0, result)
 
-    def _tell_stale(self, spec: Spec) -> None:
-        """A stage that read stale runs says how many, on the console as in
-        the report: their results are in every table."""
-        from runner.analyses.runs import complete, stale
-        from runner.tables.runs import run_rows
+    def _tell_stale(self, spec: Spec, found: Sequence[StaleRun]) -> None:
+        """A stage that read stale runs (as analyze found them) says how
+        many, on the console as in the report: their results are in every
+        table."""
+        from runner.analyses.runs import complete, read_spec_runs
 
-        rows = run_rows(spec, self.layout)
-        found = stale(spec, rows)
         if not found:
             return
-        differ = sorted({part for _, parts in found for part in parts})
+        rows = read_spec_runs(spec, self.layout)
+        differ = sorted({part for run in found for part in run.changed})
         self.console.err(
             f"warning: {len(found)} of the {len(complete(rows))} complete runs read are stale: "
             f"made when {spec.path} gave another {', '.join(differ)}; their results are in "
@@ -499,30 +500,21 @@ class Experiment:
     def _compare(self, spec: Spec) -> CompareResult:
         from runner.experiments import ANALYSES
         from runner.report.compare import compare
-        from runner.tables.sources import write_runs
 
         if not self._has_tables(spec, "compare"):
             return CompareResult(1, None)
-        # The report reads the runs as the run directories hold them now.
-        write_runs(spec, self.layout)
         result = compare(spec, self.layout, ANALYSES)
-        self._tell_stale(spec)
-        self._record_check_failures(spec, result.failures)
+        self._tell_stale(spec, result.stale)
+        self._tell_check_failures(result.failures)
         self._tell_report(result.path, result.answers)
         return CompareResult(0 if result.checks_passed else 1, result)
 
-    def _record_check_failures(self, spec: Spec, failures: Sequence[Failure]) -> None:
-        """Say each failed check and record it in its run's manifest, for --retry-failed."""
-        from runner.manifest import record_check_failures
-        from runner.tables.sources import write_runs
-
-        layout = self.layout
+    def _tell_check_failures(self, failures: Sequence[Failure]) -> None:
+        """Say each failed check (analyze recorded them in checks.json, which
+        --retry-failed reads)."""
         for failure in failures:
             self.console.err(f"CHECK FAILED: {failure}")
-        runs = {(v.name, s): layout.run_dir(v.name, s) for v, s in spec.runs()}
-        marked = record_check_failures(runs, list(failures))
-        write_runs(spec, layout)  # with the checks each run failed
-        if marked:
+        if any(failure.run is not None for failure in failures):
             self.console.err(
                 "The runs whose checks failed are kept and reported; "
                 "`run` or `experiment` with --retry-failed runs them again."

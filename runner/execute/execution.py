@@ -1,8 +1,8 @@
-"""What ``runner.execute.run`` asks of a backend: how many of its runs go at
+"""What ``runner.execute.run_all`` asks of a backend: how many of its runs go at
 once here, and how one generated run runs. Network generation asks the rest
 of it (``runner.network.backends.Backend``). Shadow's execution is in
 ``runner.execute.simulate``, the local backend's in
-``runner.execute.local.execution``; ``runner.execute.executions`` finds
+``runner.execute.local.execution``; ``runner.execute.by_backend`` finds
 a backend's by its name."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from runner.execute.cpus import Placement
+from runner.execute.placement import Placement
 from runner.manifest import RunRecord
 from runner.network.backends import Backend
 from runner.spec.model import Spec

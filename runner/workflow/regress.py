@@ -29,7 +29,7 @@ def baseline(spec: Spec, backend: Backend, rows: list[TransferRow]) -> dict[str,
     """A baseline of ``rows`` (the experiment's transfers), with the spec,
     backend and program versions it was measured with."""
     from runner.analyses.regress import make_baseline
-    from runner.execute.run import resolve_tools
+    from runner.execute.run_all import resolve_tools
 
     tools = resolve_tools(spec, backend)
     factor, slack_s = tolerance(backend)

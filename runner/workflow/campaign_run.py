@@ -1,4 +1,4 @@
-"""``runner campaign``: the choice of runs (runner/experiment/campaign.py)
+"""``runner campaign``: the choice of runs (runner/workflow/campaign.py)
 made from each spec's answers today, then run step by step on the chosen
 executor, each step's runs stored as they complete, until the next step
 would pass the CPU budget.
@@ -18,7 +18,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.experiment.campaign import (
+from runner.console import Console
+from runner.layout import Layout
+from runner.manifest import STATUS_FAILED, read_run_if_any, run_status
+from runner.spec.model import Spec
+from runner.tables.store import stored_runs
+from runner.workflow.campaign import (
     CampaignResult,
     OpenClaim,
     Seeds,
@@ -29,13 +34,8 @@ from runner.experiment.campaign import (
     run_steps,
     step_spec,
 )
-from runner.experiment.console import Console
-from runner.experiment.experiment import Experiment
-from runner.experiment.options import RunOptions
-from runner.layout import Layout
-from runner.manifest import STATUS_FAILED, read_run_if_any, run_status
-from runner.spec.model import Spec
-from runner.tables.store import stored_runs
+from runner.workflow.options import RunOptions
+from runner.workflow.pipeline import Experiment
 
 HOUR = 3600.0
 _SEED_DIR = re.compile(r"seed-(\d+)")
