@@ -281,7 +281,7 @@ def test_an_unknown_consensus_parameter_is_an_error_naming_the_known_ones(
 
 def test_every_parameter_a_patch_reads_is_known() -> None:
     read = set()
-    for patch in sorted((ROOT / "tor-patches").glob("*.patch")):
+    for patch in sorted((ROOT / "tor-patches").glob("**/*.patch")):
         added = "\n".join(
             line[1:] for line in patch.read_text().splitlines() if line.startswith("+")
         )
