@@ -8,7 +8,7 @@ import dataclasses
 import enum
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
@@ -61,8 +61,17 @@ def keep_up_spec() -> Spec:
     return parse_spec(data, str(FIXTURES / "congestion-small" / "spec.yaml"))
 
 
+def pinned_spec() -> Spec:
+    """The conflux-small pilot's spec with its conflux variant pinned to two
+    legs (no fixture pins a path; its circuits then mostly run off the pin)."""
+    spec = fixture_spec("conflux-small-pilot")
+    variants = tuple(replace(v, pinned_path=2) if v.name == "conflux" else v for v in spec.variants)
+    return replace(spec, variants=variants)
+
+
 CASES = {
     "conflux-small-pilot": lambda: fixture_spec("conflux-small-pilot"),
+    "conflux-small-pinned": pinned_spec,
     "congestion-small": keep_up_spec,
     "mctor-small": lambda: fixture_spec("mctor-small"),
     "tortoise-small": lambda: fixture_spec("tortoise-small"),

@@ -143,6 +143,8 @@ PATCHED_CONFIGS = [
     "congestion",
     "mctor-small",
     "mctor",
+    "tortoise-paper-calibration",
+    "tortoise-paper",
     "tortoise-small",
     "tortoise",
 ]
