@@ -147,8 +147,9 @@ def stop_reason(spec: Spec, rounds: list[RoundResult], found: list[Answer]) -> s
     futile = [a.hypothesis.name for a in deciding(found) if a.futile]
     futile_text = f"; futile (the design cannot decide them): {', '.join(futile)}" if futile else ""
     if rounds[-1].answered:
+        decided = "a decisive verdict" if not futile else "a decisive verdict or was futile"
         return (
-            f"after {seeds} seeds every hypothesis the rounds wait for had a decisive verdict "
+            f"after {seeds} seeds every hypothesis the rounds wait for had {decided} "
             f"at look {len(rounds)}'s boundary{at}{futile_text}"
         )
     open_ones = ", ".join(a.hypothesis.name for a in still_open(found))
