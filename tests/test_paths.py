@@ -117,6 +117,24 @@ def test_byte_shares_and_a_position_the_reference_barely_uses() -> None:
     assert [(f.position, f.share) for f in failures] == [("middle", 0.0)]
 
 
+def test_client_relays_as_exits_count_in_the_exit_position() -> None:
+    loads = [
+        _load("unlimited", "g1", "guard", 340),
+        _load("unlimited", "m1", "middle", 340),
+        _load("unlimited", "e1", "exit", 320),
+        _load("relays20", "g1", "guard", 340),
+        _load("relays20", "m1", "middle", 340),
+        _load("relays20", "e1", "exit", 10),  # 1%: the client relays carry the rest
+        _load("relays20", "c1", "client-relay-exit", 310),
+    ]
+    shares = byte_shares(loads)
+    assert path_failures(shares, [("relays20", "unlimited")]) == []
+    # Without the client relays the exit position is avoided, and it fails.
+    alone = [s for s in shares if s.position != "client-relay-exit"]
+    failures = path_failures(alone, [("relays20", "unlimited")])
+    assert [f.position for f in failures] == ["exit"]
+
+
 def test_a_run_without_a_table_is_not_taken_for_an_avoided_position() -> None:
     shares = [PositionShare("plain", 1, "circuits", "middle", 0.9, 10)]
     assert path_failures(shares, [("new", "plain")]) == []
