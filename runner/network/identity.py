@@ -16,17 +16,15 @@ from dataclasses import fields, is_dataclass
 from typing import Any
 
 from runner.network.backends import Backend
-from runner.spec.model import LEFT_OUT_WHILE_EMPTY, RelayGroup, Spec, Variant
+from runner.spec.model import RelayGroup, Spec, Variant, left_out_while_empty
 
 TOOLS_PART = "tools"
 # Variant fields that name or describe a variant and change nothing in a run.
 _VARIANT_LABELS = ("name", "description", "factors")
-# Fields added after runs were made: left out of a fingerprint while empty,
-# so that the runs of specs that do not give them keep their identity.
-_LEFT_OUT_EMPTY: dict[type, tuple[str, ...]] = {
-    RelayGroup: ("bandwidth_of",),
-    **LEFT_OUT_WHILE_EMPTY,
-}
+# Fields added after runs were made, beside the spec's own list: left out
+# of a fingerprint while empty, so that the runs of specs that do not give
+# them keep their identity.
+_ALSO_LEFT_OUT: dict[type, tuple[str, ...]] = {RelayGroup: ("bandwidth_of",)}
 
 
 def _canonical(value: Any) -> Any:
@@ -35,11 +33,10 @@ def _canonical(value: Any) -> Any:
     (a topology's latencies are keyed by pairs of regions) as JSON text."""
     if is_dataclass(value) and not isinstance(value, type):
         # Field by field, as asdict would, its nested dataclasses included.
-        left_out = _LEFT_OUT_EMPTY.get(type(value), ())
         value = {
             f.name: getattr(value, f.name)
             for f in fields(value)
-            if not (f.name in left_out and not getattr(value, f.name))
+            if not left_out_while_empty(value, f.name, _ALSO_LEFT_OUT)
         }
     if isinstance(value, dict):
         return {_text(_canonical(k)): _canonical(v) for k, v in value.items()}
@@ -65,12 +62,10 @@ def _variant(variant: Variant) -> dict[str, Any]:
     """What the variant sets; consensus parameters it measures are left to
     the runs they are measured from (``measured_from``), so the same run
     has one identity before and after its parameters are measured."""
-    left_out = _LEFT_OUT_EMPTY[Variant]
     settings = {
         f.name: getattr(variant, f.name)
         for f in fields(variant)
-        if f.name not in _VARIANT_LABELS
-        and not (f.name in left_out and not getattr(variant, f.name))
+        if f.name not in _VARIANT_LABELS and not left_out_while_empty(variant, f.name)
     }
     settings["consensus"] = {
         k: v for k, v in variant.consensus.items() if k not in variant.consensus_from

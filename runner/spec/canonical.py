@@ -11,16 +11,14 @@ import json
 from dataclasses import fields, is_dataclass
 from typing import Any
 
-from runner.spec.model import LEFT_OUT_WHILE_EMPTY, Spec
+from runner.spec.model import Spec, left_out_while_empty
 
 # Where the spec was read from and its raw data: how it is written, not what it says.
 _LEFT_OUT = ("path", "sha256", "raw")
-# Fields added after the configs' snapshots: left out while empty, so that
-# specs that do not use them keep their canonical form.
-LEFT_OUT_EMPTY: dict[type, tuple[str, ...]] = {
-    Spec: ("variant_measure",),
-    **LEFT_OUT_WHILE_EMPTY,
-}
+# Fields added after the configs' snapshots, beside the spec's own list:
+# left out while empty, so that specs that do not use them keep their
+# canonical form.
+_ALSO_LEFT_OUT: dict[type, tuple[str, ...]] = {Spec: ("variant_measure",)}
 
 
 def canonical_form(spec: Spec) -> dict[str, Any]:
@@ -34,13 +32,7 @@ def canonical_form(spec: Spec) -> dict[str, Any]:
 
 def _empty_new(value: Any, name: str) -> bool:
     """Whether field ``name`` of ``value`` is a new one left empty."""
-    return name in LEFT_OUT_EMPTY.get(type(value), ()) and getattr(value, name) in (
-        None,
-        {},
-        (),
-        0,
-        "",
-    )
+    return left_out_while_empty(value, name, _ALSO_LEFT_OUT)
 
 
 def canonical_json(spec: Spec) -> str:

@@ -221,6 +221,15 @@ LEFT_OUT_WHILE_EMPTY: dict[type, tuple[str, ...]] = {
 }
 
 
+def left_out_while_empty(
+    value: Any, name: str, also: dict[type, tuple[str, ...]] | None = None
+) -> bool:
+    """Whether field ``name`` of ``value`` is one added later (LEFT_OUT_WHILE_EMPTY,
+    or ``also``: a caller's own older additions) and left empty."""
+    added = LEFT_OUT_WHILE_EMPTY.get(type(value), ()) + (also or {}).get(type(value), ())
+    return name in added and not getattr(value, name)
+
+
 def client_sections(cls: str) -> list[str]:
     """The torrc sections a client of class ``cls`` that runs no relay
     reads, in order: all, client, then its class."""
