@@ -28,8 +28,12 @@ from runner.workflow.campaign import (
     Step,
     choose_steps,
     cpu_per_variant,
+    predicted_cpu,
+    probe_step,
     run_steps,
+    simulated_seconds,
     step_spec,
+    unrun_claims,
 )
 from runner.workflow.campaign_run import HOUR, campaign, next_free_seed
 from runner.workflow.results import RunResult
@@ -126,6 +130,35 @@ def test_predicted_cpu_is_each_variants_mean_of_the_runs_that_recorded_it() -> N
     assert cpu_per_variant(runs) == pytest.approx({"n": 200.0, "o": 50.0, "": 150.0})
 
 
+def test_a_variant_never_run_is_priced_by_its_own_simulated_time() -> None:
+    """Variants that simulate their own time (cycles) cost in proportion:
+    a never-run variant is priced at the runs' CPU per simulated second."""
+    spec = fixture_spec("conflux-small-pilot")
+    long = replace(spec, variant_measure={"plain": 600.0, "conflux": 1800.0})
+    runs = [RunRow("plain", 1, "complete", cpu_s=90.0), RunRow("plain", 2, "complete", cpu_s=110.0)]
+    cpu = predicted_cpu(long, runs)
+    assert cpu["plain"] == pytest.approx(100.0)  # its own mean
+    per_second = 200.0 / (2 * simulated_seconds(long, "plain"))
+    assert cpu["conflux"] == pytest.approx(per_second * simulated_seconds(long, "conflux"))
+    assert cpu["conflux"] > 2 * cpu["plain"]
+    assert predicted_cpu(long, [RunRow("plain", 1, "failed", cpu_s=5.0)]) == {}
+
+
+def test_a_design_with_no_run_is_probed_by_its_cheapest_variant_at_its_first_seed() -> None:
+    spec = fixture_spec("conflux-small-pilot")
+    claims = unrun_claims(spec)
+    assert claims and all(c.seeds == 0 for c in claims)
+    assert {c.hypothesis for c in claims} == {
+        h.name for h in spec.hypotheses if h.claim is not None and not h.exploratory
+    }
+    slow = replace(spec, variant_measure={"plain": 900.0, "conflux": 300.0})
+    step = probe_step(slow, claims, Seeds(slow.seeds, max(slow.seeds) + 1))
+    assert step is not None and step.seed == min(slow.seeds) and step.cpu_s == 0.0
+    cheapest = min(claims[0].variants, key=lambda v: simulated_seconds(slow, v))
+    assert step.variants == (cheapest,)
+    assert probe_step(spec, [], Seeds((), 1)) is None
+
+
 def test_a_step_runs_its_variants_at_its_seed_alone() -> None:
     spec = fixture_spec("conflux-small-pilot")
     step = Step(spec.name, 40, ("conflux", "plain"), 1.0, ("C1",))
@@ -155,11 +188,15 @@ def clone_with_store(tmp_path: Path) -> tuple[Spec, Layout]:
 
 
 def fake_run_and_store(
-    made: list[tuple[str, int]],
+    made: list[tuple[str, int]], rows_from: Path | None = None
 ) -> Callable[[Experiment, Spec, RunOptions], RunResult]:
+    """Runs that copy a stored seed-1 run's rows (from ``rows_from``, a
+    store, or the experiment's own)."""
+
     def run_and_store(exp: Experiment, spec: Spec, options: RunOptions) -> RunResult:
         layout = exp.layout
-        first = {s.row.variant: s for s in stored_runs(layout.store_dir) if s.row.seed == 1}
+        source = rows_from or layout.store_dir
+        first = {s.row.variant: s for s in stored_runs(source) if s.row.seed == 1}
         for variant, seed in spec.runs():
             run_dir = layout.run_dir(variant.name, seed)
             run_dir.mkdir(parents=True)
@@ -229,6 +266,31 @@ def test_the_campaign_command_runs_and_stores_seeds_within_the_budget(
 def step_spec_variants(spec: Spec, step: Step) -> list[str]:
     """The variants a step runs, in the order the spec runs them."""
     return [v.name for v, _ in step_spec(spec, step).runs()]
+
+
+def test_a_campaign_on_a_design_with_no_run_probes_it_then_chooses_within_the_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec, reference = clone_with_store(tmp_path / "reference")
+    made: list[tuple[str, int]] = []
+    monkeypatch.setattr(Experiment, "run_and_store", fake_run_and_store(made, reference.store_dir))
+    lines: list[str] = []
+    spec_path = FIXTURES / PILOT / "spec.yaml"
+    empty = tmp_path / "fresh"
+    budget_h = 0.3
+
+    result = campaign(
+        [spec_path], budget_h, empty, "shadow", RunOptions(), Console(lines.append, lines.append)
+    )
+
+    assert any(line.endswith("no runs yet: a probe run prices its seeds") for line in lines)
+    probe = result.ran[0]
+    assert len(probe.variants) == 1 and made[0] == (probe.variants[0], 1)
+    # Then the design's own first seed is filled, priced by the probe.
+    assert len(result.ran) > 1 and result.ran[1].seed == 1
+    assert probe.variants[0] not in result.ran[1].variants
+    assert result.spent_s <= budget_h * HOUR
+    assert len(stored_runs(Layout(empty, spec.name).store_dir)) == len(made)
 
 
 def test_a_budget_too_small_for_any_step_runs_nothing(

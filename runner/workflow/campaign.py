@@ -9,8 +9,11 @@ verdict needs. The choice is greedy over steps, one new seed of one
 experiment for the variants its open claims read: each step's worth is the
 sum over the claims it advances of one over the seeds each still needs
 (a claim one seed from a verdict counts most), over its predicted CPU
-(the stored runs' CPU per variant). A step whose predicted CPU is more than
-what is left of the budget is never started. The runs are stored by
+(the stored runs' CPU per variant; a variant never run, the runs' CPU per
+simulated second times its own simulated seconds). A step whose predicted
+CPU is more than what is left of the budget is never started. A design
+with no run yet is priced by one probe run first: its cheapest variant
+(by simulated time) of its first open claim, at its first seed. The runs are stored by
 ``collect``, so a later campaign, here or on another machine with the same
 store, starts from them.
 """
@@ -23,6 +26,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from runner.analyses.answers import CONFIRMATORY, MIN_INTERVAL_SEEDS, UNDETERMINED, Answer
+from runner.analyses.family import family
 from runner.console import Console
 from runner.spec.model import Spec
 from runner.tables.runs import RunRow
@@ -62,6 +66,18 @@ def open_claims(spec: Spec, found: Sequence[Answer]) -> list[OpenClaim]:
     return claims
 
 
+def unrun_claims(spec: Spec) -> list[OpenClaim]:
+    """Before any run of the design: every confirmatory hypothesis, each
+    needing the seeds of the design's first look."""
+    first_look = spec.seed_rounds.decide_from if spec.seed_rounds is not None else 0
+    needed = max(MIN_INTERVAL_SEEDS, first_look)
+    return [
+        OpenClaim(spec.name, h.name, 0, needed, with_references(spec, h.variants))
+        for h in spec.hypotheses
+        if family(h) == CONFIRMATORY
+    ]
+
+
 def with_references(spec: Spec, names: Iterable[str]) -> tuple[str, ...]:
     """``names`` and the variants they measure consensus parameters from
     (``consensus_from``, on the same seed), which run at the seed too."""
@@ -99,6 +115,38 @@ def cpu_per_variant(runs: Iterable[RunRow]) -> dict[str, float]:
             by_variant.setdefault(r.variant, []).append(r.cpu_s)
             by_variant.setdefault("", []).append(r.cpu_s)
     return {v: statistics.fmean(cpus) for v, cpus in by_variant.items()}
+
+
+def simulated_seconds(spec: Spec, variant: str) -> float:
+    """The seconds a run of ``variant`` simulates: bootstrap and traffic."""
+    return spec.duration.bootstrap + spec.measure_of(variant)
+
+
+def predicted_cpu(spec: Spec, runs: Iterable[RunRow]) -> dict[str, float]:
+    """Each variant's CPU seconds a run: the mean of its own recorded runs,
+    else the recorded runs' CPU per simulated second times its own simulated
+    seconds (variants that simulate their own time differ by several
+    times); ``""`` as ``cpu_per_variant`` gives it. Empty with no recorded run."""
+    rows = [r for r in runs if r.complete and r.cpu_s is not None]
+    own = cpu_per_variant(rows)
+    if not own:
+        return {}
+    per_second = sum(r.cpu_s or 0.0 for r in rows) / sum(
+        simulated_seconds(spec, r.variant) for r in rows
+    )
+    scaled = {v.name: per_second * simulated_seconds(spec, v.name) for v in spec.variants}
+    return scaled | own
+
+
+def probe_step(spec: Spec, claims: Sequence[OpenClaim], seeds: Seeds) -> Step | None:
+    """A design with no run yet: its cheapest variant (by simulated time)
+    of its first open claim, at the first seed of its order, to price the
+    rest; predicted at no CPU (nothing prices it yet). None without claims."""
+    if not claims:
+        return None
+    first = claims[0]
+    variant = min(first.variants, key=lambda v: (simulated_seconds(spec, v), v))
+    return Step(spec.name, next(seeds.order()), (variant,), 0.0, (first.hypothesis,))
 
 
 @dataclass

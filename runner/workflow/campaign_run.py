@@ -29,10 +29,12 @@ from runner.workflow.campaign import (
     Seeds,
     Step,
     choose_steps,
-    cpu_per_variant,
     open_claims,
+    predicted_cpu,
+    probe_step,
     run_steps,
     step_spec,
+    unrun_claims,
 )
 from runner.workflow.options import RunOptions
 from runner.workflow.pipeline import Experiment
@@ -95,20 +97,18 @@ def plan_experiment(exp: Experiment, console: Console) -> Planned | None:
     spec, layout = exp.analysed_spec(), exp.layout
     refresh(spec, layout, parsed_tables(TABLES))
     if not layout.transfers_csv.is_file():
-        console.out(
-            f"{name}: no runs yet: run its first seeds with "
-            f"`python -m runner experiment {exp.written.path}`"
-        )
-        return None
+        claims = unrun_claims(spec)
+        console.out(f"{name}: no runs yet: a probe run prices its seeds")
+        return Planned(exp, spec, claims, {}, campaign_seeds(spec, layout))
     claims = open_claims(spec, answers(spec, layout, TRANSFERS.read(layout.transfers_csv)))
     if not claims:
         console.out(f"{name}: every confirmatory claim has a verdict (or it tests none)")
         return None
-    cpu = cpu_per_variant(s.row for s in run_sources(spec, layout))
+    cpu = predicted_cpu(spec, (s.row for s in run_sources(spec, layout)))
     opened = ", ".join(f"{c.hypothesis} ({c.seeds} seeds, ~{c.seeds_needed})" for c in claims)
     console.out(f"{name}: open: {opened}")
     if not cpu:
-        console.out(f"{name}: no run recorded its CPU: left out (nothing to price a seed by)")
+        console.out(f"{name}: no run recorded its CPU: a probe run prices its seeds")
     return Planned(exp, spec, claims, cpu, campaign_seeds(spec, layout))
 
 
@@ -119,7 +119,7 @@ def step_cpu(planned: Planned, step: Step) -> float:
     for variant in step.variants:
         record = read_run_if_any(planned.exp.layout.run_dir(variant, step.seed))
         used = record.cpu_seconds if record is not None else None
-        total += used if used is not None else planned.cpu.get(variant, planned.cpu[""])
+        total += used if used is not None else planned.cpu.get(variant, planned.cpu.get("", 0.0))
     return total
 
 
@@ -174,7 +174,14 @@ def _campaign_pass(
         found = plan_experiment(exp, console)
         if found is not None:
             planned[exp.written.name] = found
-    steps = choose_steps(
+    # A design no run prices yet runs its probe first; the choice is then
+    # made again with its CPU.
+    probes = [
+        step
+        for p in planned.values()
+        if not p.cpu and (step := probe_step(p.spec, p.claims, p.seeds)) is not None
+    ]
+    steps = probes or choose_steps(
         {n: p.claims for n, p in planned.items()},
         {n: p.cpu for n, p in planned.items()},
         {n: p.seeds for n, p in planned.items()},
