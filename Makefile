@@ -14,7 +14,7 @@ JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),) $(if $(BACKEND),--backend $(BACKEND),)
 	$(if $(PINNING),--pinning $(PINNING),)
 BASELINE ?= results/baselines/ci-small$(if $(filter local,$(BACKEND)),-local,).json
 
-.PHONY: help setup tools check test test-sim lint typecheck unit regress-local unit-fast generate plan experiment claims campaign regress baseline bench bench-report bench-profile bench-scaling bench-shadow-options tor tor-test clean
+.PHONY: help setup tools check test test-sim lint typecheck unit regress-local unit-fast generate plan experiment claims campaign regress baseline bench bench-report bench-runs bench-profile bench-scaling bench-shadow-options tor tor-test clean
 
 help:
 	@echo "make setup                  install Debian packages and the Python environment"
@@ -63,6 +63,7 @@ help:
 	@echo "                            [JOBS=1,2,4] [SEEDS=n] [THREADS=1] [VARIANTS=a,b]"
 	@echo "make bench-shadow-options EXP=<name>  one run's CPU under Shadow's defaults and the project's options"
 	@echo "make bench-report EXP=<name> time writing the report of an experiment's collected results"
+	@echo "make bench-runs EXP=<name>   the CPU each run of its current design recorded (results and store)"
 	@echo "make bench-profile EXP=<name> [NATIVE=<results root of local runs>] [LABEL=...]"
 	@echo "                            run it under Shadow; where each run's CPU went -> bench/results.md"
 
@@ -154,6 +155,9 @@ baseline:
 bench:
 	$(PY) -m runner bench speed configs/$(EXP).yaml --out bench/results.md $(if $(BACKEND),--backend $(BACKEND),)
 	$(if $(filter local,$(BACKEND)),,$(MAKE) bench-scaling)
+
+bench-runs:
+	$(PY) -m runner bench runs configs/$(EXP).yaml --results $(RESULTS) --out bench/results.md
 
 bench-report:
 	$(PY) -m runner bench report configs/$(EXP).yaml --results $(RESULTS) --out bench/results.md

@@ -485,7 +485,7 @@ def _add_builds(sub: Subcommands) -> None:
 def _add_bench(sub: Subcommands) -> None:
     """``runner bench <benchmark>``: each with its module's own options."""
     import runner.bench
-    from runner.bench import profile, report, scaling, shadow_options, speed
+    from runner.bench import profile, report, runs_cpu, scaling, shadow_options, speed
 
     bench = sub.add_parser(
         "bench",
@@ -503,6 +503,7 @@ def _add_bench(sub: Subcommands) -> None:
         ),
         ("scaling", scaling, "the experiment at 1, 2, 4, ... runs at once, per CPU pinning"),
         ("profile", profile, "where each Shadow run's CPU went, beside its native cost"),
+        ("runs", runs_cpu, "the CPU each run of an experiment's design recorded, per run"),
     ):
         p = benchmarks.add_parser(name, help=text, description=plain_text(module.__doc__))
         module.add_arguments(p)
