@@ -111,3 +111,28 @@ def test_a_figure_no_hypothesis_names_is_an_error() -> None:
     with pytest.raises(SpecError) as info:
         parse_spec(data, "s.yaml")
     assert info.value.key == "claims.figures.unused"
+
+
+def test_yaml_merge_keys_share_keys_within_a_file_and_a_key_beside_wins(tmp_path: Path) -> None:
+    text = CI_SMALL.read_text()
+    on = "    torrc:\n      client: [ConfluxEnabled 1]\n    expect: {conflux_legs: 2}"
+    assert text.count(on) == 1
+    shared = "<<: &on {torrc: {client: [ConfluxEnabled 1]}, expect: {conflux_legs: 2}}"
+    # conflux-off's own torrc and expect win over the merged ones; conflux-on
+    # takes them from the merge alone.
+    merged = text.replace("  conflux-off:\n", f"  conflux-off:\n    {shared}\n").replace(
+        on, "    <<: *on\n    #"
+    )
+    path = tmp_path / "ci-small.yaml"
+    path.write_text(merged)
+    assert load_spec(path).variants == load_spec(CI_SMALL).variants
+
+
+def test_an_anchor_names_nothing_in_the_file_extended(tmp_path: Path) -> None:
+    base = CI_SMALL.read_text().replace("  conflux-off:\n", "  conflux-off: &off\n")
+    (tmp_path / "base.yaml").write_text(base)
+    child = tmp_path / "child.yaml"
+    child.write_text("extends: base.yaml\nname: child\nvariants:\n  conflux-on: *off\n")
+    with pytest.raises(SpecError) as info:
+        load_spec(child)
+    assert info.value.path == str(child) and "valid YAML" in info.value.expected
