@@ -63,7 +63,7 @@ def test_a_variant_whose_cycles_need_more_than_the_measurement_is_refused(
     bad.write_text(text.replace("  measure: 60 min\n", "  measure: 20 min\n", 1))
     with pytest.raises(SpecError) as error:
         load_spec(bad)
-    assert "duration.measure" in str(error.value) and "iperf-n1-loss05" in str(error.value)
+    assert "duration.measure" in str(error.value) and "busy-onelink5-noloss" in str(error.value)
 
 
 def test_cycles_without_an_expected_rate_are_refused(tmp_path: Path) -> None:
