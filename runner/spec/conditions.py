@@ -63,7 +63,9 @@ def conditions_line(spec: Spec) -> str:
     net = spec.network
     relays = f"{sum(g.count for g in net.relays)} relays"
     if net.circuits is not None:
-        relays = f"the relays of {net.circuits.count} circuits drawn a seed from {net.circuits.file}"
+        relays = (
+            f"the relays of {net.circuits.count} circuits drawn a seed from {net.circuits.file}"
+        )
     clients = sum(g.count for g in net.clients if g.measured)
     by_class = ", ".join(f"{g.count} {g.name}" for g in net.clients)
     parts = [
