@@ -34,10 +34,14 @@ def _stated(text: str, spec: Spec) -> list[tuple[str, object, object]]:
         found.append(("variants", int(count), len(spec.variants)))
     for count in re.findall(r"(\d+) seeds", text):
         found.append(("seeds (of the first round)", int(count), len(spec.seeds)))
-    # The size column's first count of relays (the first column may cite a paper's).
+    # The size column's first count of relays (the first column may cite a paper's);
+    # a network of drawn circuits has as many as its circuits' distinct relays.
     relays = re.findall(r"(\d+) relays", text.split("|")[-3])
     if relays:
         found.append(("relays", int(relays[0]), sum(g.count for g in spec.network.relays)))
+    circuits = spec.network.circuits
+    for count in re.findall(r"(\d+) circuits a seed", text):
+        found.append(("circuits a seed", int(count), circuits and circuits.count))
     times = {float(x) for x in re.findall(r"(\d+(?:\.\d+)?)x\b", text)}
     measured = {m.times for v in spec.variants for m in v.consensus_from.values()}
     if times:

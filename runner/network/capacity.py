@@ -76,7 +76,8 @@ def counted_size(spec: Spec, variant: Variant, backend: Backend, runs_at_once: i
         count += round(count * variant.extra_clients)
         clients += count
         client_relays += math.ceil(count * variant.client_relays.get(group.name, 0.0))
-    relays = sum(g.count for g in net.relays)
+    # Drawn circuits: at most every hop of every circuit a relay of its own.
+    relays = sum(g.count for g in net.relays) + (3 * net.circuits.count if net.circuits else 0)
     hosts = net.authorities + relays + clients + net.servers.count
     tors = {
         "authority": net.authorities,

@@ -213,9 +213,15 @@ def client_sessions(
         return []
     workload = spec.workloads[host.workload]
     begin = spec.duration.bootstrap
-    measure = backend.measure(spec)
+    end = begin + backend.measure(spec)
     rng = random.Random(f"{spec.name}/sessions/{seed}/{host.name}")
-    return MODELS[workload.model].sessions(workload.params, rng, begin, begin + measure)
+    circuits = spec.network.circuits
+    if circuits is not None and host.measured:
+        # nstor's start times: each circuit's first request at a time
+        # drawn uniformly, from a stream of its own.
+        start = random.Random(f"{spec.name}/circuit-start/{seed}/{host.name}")
+        begin += start.uniform(*circuits.start_within)
+    return MODELS[workload.model].sessions(workload.params, rng, begin, end)
 
 
 def _client_limit(host: Host, variant: Variant, sections: list[str]) -> dict[str, Any] | None:

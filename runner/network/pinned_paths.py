@@ -13,6 +13,10 @@ variant with 2 or 3 on sets that contain them: its legs share the exit and
 each takes its own guard and middle (tor excludes a set's other legs'
 guards and middles), one of them on plain's relays as far as tor's guard
 order puts it there. Which leg is first is tor's choice, not the draw's.
+
+In a network of circuits drawn from a file (``network.circuits``,
+runner.network.circuits), the draw is the client's circuit: its guard,
+middle and exit.
 """
 
 from __future__ import annotations
@@ -21,8 +25,9 @@ import random
 from dataclasses import dataclass
 
 from runner.errors import SpecError
+from runner.network.circuits import circuit_of_client, circuit_relays, drawn_circuits
 from runner.network.plan import Host, NetworkPlan
-from runner.spec.model import Spec, Variant
+from runner.spec.model import Spec, Variant, relay_name
 
 POSITIONS = ("guard", "middle", "exit")
 
@@ -64,7 +69,10 @@ def pinned_clients(plan: NetworkPlan) -> list[Host]:
 
 def drawn_paths(spec: Spec, plan: NetworkPlan) -> dict[str, PinnedPath]:
     """Each pinned client's full draw: depends on the spec's name, the seed
-    and the network's relays only, so every variant of a seed gets the same."""
+    and the network's relays only, so every variant of a seed gets the same.
+    A network of drawn circuits gives each client its circuit instead."""
+    if spec.network.circuits is not None:
+        return _circuit_paths(spec, plan)
     positions = {
         "guard": [h for h in plan.in_position("guard") if not h.client_relay],
         "middle": [h for h in plan.with_role("middle")],
@@ -75,6 +83,36 @@ def drawn_paths(spec: Spec, plan: NetworkPlan) -> dict[str, PinnedPath]:
         rng = random.Random(f"{spec.name}/pinned-path/{plan.seed}/{client.name}")
         guards, middles, exits = (_drawn_order(positions[p], rng) for p in POSITIONS)
         found[client.name] = PinnedPath(guards, middles, exits)
+    return found
+
+
+def _circuit_paths(spec: Spec, plan: NetworkPlan) -> dict[str, PinnedPath]:
+    """Each pinned client's circuit (runner.network.circuits): the i-th
+    client of a class on the i-th circuit of its kind, so a class's first
+    clients keep their circuits where a variant keeps fewer of them."""
+    sample = spec.network.circuits
+    assert sample is not None
+    circuits = drawn_circuits(spec, plan.seed)
+    names = {
+        relay.fingerprint: relay_name(relay.role, number)
+        for number, relay in enumerate(circuit_relays(circuits), start=1)
+    }
+    found = {}
+    seen: dict[str, int] = {}
+    for client in pinned_clients(plan):
+        index = seen.get(client.cls, 0)
+        seen[client.cls] = index + 1
+        which = circuit_of_client(sample, client.cls, index)
+        if which is None:
+            raise SpecError(
+                str(spec.path),
+                "network.circuits",
+                f"client {client.name} is the {index + 1}th of class {client.cls}, which has "
+                "no circuit drawn for it (list the class under bulk or web, with no more "
+                "clients than circuits of its kind)",
+            )
+        guard, middle, exit_ = (names[hop.fingerprint] for hop in circuits[which].hops)
+        found[client.name] = PinnedPath((guard,), (middle,), (exit_,))
     return found
 
 

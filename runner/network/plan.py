@@ -10,11 +10,13 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import networkx as nx
 
 from runner.datasets import country_speeds
 from runner.errors import DataError
+from runner.network.circuits import circuit_relays, drawn_circuits, scaled_bits
 from runner.network.sampling import sample_relays, split_by_shares
 from runner.spec.model import ClientGroup, LinkClass, RelayGroup, Spec, Topology, relay_name
 from topologies import get_generator
@@ -193,6 +195,8 @@ def plan_network(
         )
 
     relay_number = 0
+    if spec.network.circuits is not None:
+        hosts += _circuit_relays(spec, seed, graph)
     for index, group in enumerate(spec.network.relays):
         if group.sample is not None:
             # A stream of its own: the draw moves no other host.
@@ -283,6 +287,23 @@ def _sampled_relays(
         bandwidth = max(8000, round(relay.capacity_bytes * 8 * group.bandwidth_scale))
         host = _relay(relay.role, numbered + i, place, bandwidth)
         hosts.append(replace(host, origin=f"{group.sample} row {relay.row} ({relay.country})"))
+    return hosts
+
+
+def _circuit_relays(spec: Spec, seed: int, graph: nx.Graph) -> list[Host]:
+    """The relays of the circuits the seed draws (runner.network.circuits):
+    each in the region its file's region maps to, at a node of it drawn from
+    a stream of its own, at its scaled rate."""
+    sample = spec.network.circuits
+    assert sample is not None
+    rng = random.Random(f"{spec.name}/circuit-relays/{seed}")
+    hosts = []
+    relays = circuit_relays(drawn_circuits(spec, seed))
+    for number, relay in enumerate(relays, start=1):
+        region = sample.regions.get(relay.region, sample.regions["*"])
+        place = (region, rng.choice(nodes_in_region(graph, region)))
+        host = _relay(relay.role, number, place, scaled_bits(sample, relay.rate))
+        hosts.append(replace(host, origin=f"{Path(sample.file).name} {relay.fingerprint}"))
     return hosts
 
 

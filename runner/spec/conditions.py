@@ -61,11 +61,15 @@ def conditions_line(spec: Spec) -> str:
     """The line (see the module): "under tortoise-small's own conditions
     (8 relays, 45 clients: 40 web, 5 bulk; ...)"."""
     net = spec.network
-    relays = sum(g.count for g in net.relays)
+    relays = f"{sum(g.count for g in net.relays)} relays"
+    if net.circuits is not None:
+        relays = (
+            f"the relays of {net.circuits.count} circuits drawn a seed from {net.circuits.file}"
+        )
     clients = sum(g.count for g in net.clients if g.measured)
     by_class = ", ".join(f"{g.count} {g.name}" for g in net.clients)
     parts = [
-        f"{relays} relays, {sum(g.count for g in net.clients)} clients ({by_class})",
+        f"{relays}, {sum(g.count for g in net.clients)} clients ({by_class})",
         f"{_minutes(spec.duration.measure)} of traffic a run",
     ]
     relayed = _client_relays(spec, clients)

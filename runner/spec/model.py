@@ -136,13 +136,42 @@ CROSS_DIRECTIONS = ("down", "up", "both")
 
 
 @dataclass(frozen=True, kw_only=True)
+class CircuitSample:
+    """Circuits drawn per seed from a file of measured paths (nstor's
+    circuits format: an index, then per hop a fingerprint, a region and a
+    rate in bytes/s), each measured client held to one of them
+    (runner.network.circuits). The network's relays are the distinct relays
+    of the circuits drawn, each at its file rate x ``count`` /
+    ``paper_circuits``, so that each carries the load it carried among
+    ``paper_circuits`` circuits."""
+
+    # Relative to the data folder ($TORNET_DATA, else ../shared/data), or absolute.
+    file: str = yaml_key(Param("str", required=True))
+    sha256: str = yaml_key(Param("str", required=True))
+    count: int = yaml_key(Param("int", minimum=1, maximum=10000, required=True))
+    paper_circuits: int = yaml_key(Param("int", minimum=1, maximum=100000, required=True))
+    # The first ceil(bulk_share x count) circuits drawn, in the file's order, are bulk.
+    bulk_share: float = yaml_key(Param("float", default=0.1, minimum=0.0, maximum=1.0))
+    # The file's region of each relay (two capital letters, "*": every other) to a region.
+    regions: dict[str, str] = yaml_key(required=True)
+    # The client classes whose i-th client takes the i-th bulk (web) circuit.
+    bulk: tuple[str, ...] = yaml_key(required=True)
+    web: tuple[str, ...] = yaml_key(required=True)
+    # Each measured client's first transfer starts this far into the
+    # measurement, drawn uniformly per seed and client (seconds).
+    start_within: tuple[float, float] = yaml_key(default=(0.0, 0.0))
+
+
+@dataclass(frozen=True, kw_only=True)
 class Network:
     topology: Topology = yaml_key(required=True)
     authorities: int = yaml_key(Param("int", default=1, minimum=1, maximum=9))
-    relays: tuple[RelayGroup, ...] = yaml_key(required=True)
+    # Required unless ``circuits`` gives the relays.
+    relays: tuple[RelayGroup, ...] = yaml_key()
     clients: tuple[ClientGroup, ...] = yaml_key(required=True)
     servers: ServerGroup = yaml_key(required=True)
     cross_traffic: CrossTraffic | None = yaml_key(default=None)
+    circuits: CircuitSample | None = yaml_key(default=None)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -216,6 +245,7 @@ class Variant:
 # not give them keep both (runner.network.identity, runner.spec.canonical).
 LEFT_OUT_WHILE_EMPTY: dict[type, tuple[str, ...]] = {
     Variant: ("pinned_path", "cross_rate", "pace"),
+    Network: ("circuits",),
     Hypothesis: ("same_clients",),
     ClaimsLedger: ("conditions",),
 }

@@ -3,6 +3,7 @@ links), servers and cross traffic, checked against each other."""
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -20,6 +21,7 @@ from runner.spec.model import (
     RELAY_ROLES,
     SAMPLED_ONLY,
     TORRC_ROLES,
+    CircuitSample,
     ClientGroup,
     CrossTraffic,
     LinkClass,
@@ -32,6 +34,7 @@ from runner.spec.model import (
 from topologies import GENERATORS
 
 _COUNTRY = re.compile(r"^([A-Z]{2}|\*)$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _CLASS = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 _POPULATIONS = ", ".join(RELAY_POPULATIONS)
 # The slowest link a host can have, in bits/s.
@@ -42,14 +45,78 @@ def parse_network(value: Any, where: Where) -> Network:
     body = mapping_of(Network, value, where)
     topology = parse_topology(body["topology"], where.child("topology"))
     authorities = simple_values(Network, body, where)["authorities"]
-    relays = _relays(body["relays"], where.child("relays"), topology)
+    clients = _clients(body["clients"], where.child("clients"), topology)
+    circuits = None
+    if body.get("circuits") is not None:
+        if body.get("relays") is not None:
+            raise where.child("relays").error(
+                "give either 'relays' or 'circuits', not both: the circuits' relays are the "
+                "network's"
+            )
+        circuits = _circuits(body["circuits"], where.child("circuits"), topology, clients)
+        relays: tuple[RelayGroup, ...] = ()
+    elif body.get("relays") is None:
+        raise where.child("relays").error("required key is missing (or give 'circuits')")
+    else:
+        relays = _relays(body["relays"], where.child("relays"), topology)
     return Network(
         topology=topology,
         authorities=authorities,
         relays=relays,
-        clients=_clients(body["clients"], where.child("clients"), topology),
+        clients=clients,
         servers=_servers(body["servers"], where.child("servers"), topology),
         cross_traffic=_cross_traffic(body.get("cross_traffic"), where.child("cross_traffic")),
+        circuits=circuits,
+    )
+
+
+def _circuits(
+    value: Any, where: Where, topology: Topology, clients: tuple[ClientGroup, ...]
+) -> CircuitSample:
+    """Circuits drawn from a file: every measured client class on the bulk
+    or the web circuits, none with more clients than there are circuits of
+    its kind."""
+    body = mapping_of(CircuitSample, value, where)
+    values = simple_values(CircuitSample, body, where)
+    if not _SHA256.match(values["sha256"]):
+        raise where.child("sha256").error("expected the file's sha256, 64 hex digits")
+    bulk_circuits = math.ceil(values["bulk_share"] * values["count"])
+    kinds = {"bulk": bulk_circuits, "web": values["count"] - bulk_circuits}
+    by_name = {c.name: c for c in clients}
+    listed: dict[str, tuple[str, ...]] = {}
+    for kind, circuits in kinds.items():
+        names = Param("list:str").convert(body[kind], where.child(kind))
+        for i, name in enumerate(names):
+            w = where.child(kind).child(i)
+            if name not in by_name or not by_name[name].measured:
+                raise w.error(f"expected a measured client class of the network, got {name!r}")
+            if by_name[name].count > circuits:
+                raise w.error(
+                    f"class {name} has {by_name[name].count} clients, more than the {circuits} "
+                    f"{kind} circuits drawn (count {values['count']}, bulk_share "
+                    f"{values['bulk_share']:g})"
+                )
+        listed[kind] = tuple(names)
+    both = set(listed["bulk"]) & set(listed["web"])
+    on_circuits = {*listed["bulk"], *listed["web"]}
+    unlisted = [c.name for c in clients if c.measured and c.name not in on_circuits]
+    if both or unlisted:
+        raise where.error(
+            "expected every measured client class under exactly one of 'bulk' and 'web', "
+            f"each client on a circuit of its own kind: {sorted(both) or unlisted}"
+        )
+    start = Param("list:time", minimum=0).convert(
+        body.get("start_within", [0, 0]), where.child("start_within")
+    )
+    if len(start) != 2 or start[0] > start[1]:
+        raise where.child("start_within").error("expected [earliest, latest], e.g. [0 s, 30 s]")
+    regions = _countries(body["regions"], where.child("regions"), topology.regions)
+    return CircuitSample(
+        **values,
+        regions=regions,
+        bulk=listed["bulk"],
+        web=listed["web"],
+        start_within=(start[0], start[1]),
     )
 
 
