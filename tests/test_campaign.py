@@ -14,6 +14,7 @@ from runner.console import Console
 from runner.layout import Layout
 from runner.manifest import read_run
 from runner.network.backends import SHADOW
+from runner.network.capacity import TooLarge
 from runner.network.identity import run_identity
 from runner.spec.model import Spec
 from runner.spec.rule import rule_fingerprint
@@ -291,6 +292,30 @@ def test_a_campaign_on_a_design_with_no_run_probes_it_then_chooses_within_the_bu
     assert probe.variants[0] not in result.ran[1].variants
     assert result.spent_s <= budget_h * HOUR
     assert len(stored_runs(Layout(empty, spec.name).store_dir)) == len(made)
+
+
+def test_an_experiment_too_large_for_this_machine_is_left_out_and_the_rest_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec, clone = clone_with_store(tmp_path)
+    made: list[tuple[str, int]] = []
+    monkeypatch.setattr(Experiment, "run_and_store", fake_run_and_store(made))
+    lines: list[str] = []
+
+    def too_large(exp: Experiment) -> None:
+        raise TooLarge(f"{exp.written.name}: needs about 41 GiB a run")
+
+    result = campaign(
+        [FIXTURES / PILOT / "spec.yaml"],
+        0.5,
+        clone.root,
+        "shadow",
+        RunOptions(),
+        Console(lines.append, lines.append),
+        too_large,
+    )
+    assert result.code == 0 and result.ran == [] and made == []
+    assert any(line.startswith(f"{spec.name}: left out: ") and "41 GiB" in line for line in lines)
 
 
 def test_a_budget_too_small_for_any_step_runs_nothing(

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.console import Console
+from runner.errors import RunError
 from runner.layout import Layout
 from runner.manifest import STATUS_FAILED, read_run_if_any, run_status
 from runner.spec.model import Spec
@@ -133,10 +134,11 @@ def campaign(
     fits: Callable[[Experiment], None] | None = None,
 ) -> CampaignResult:
     """Choose the steps over ``specs`` within ``budget_h`` CPU-hours and run
-    them; ``fits`` refuses (raises) an experiment too large for where its
-    runs go, before any run starts. Once the chosen steps have run, the
-    choice is made again from the answers and the budget left (runs cost
-    other than predicted, and a claim may be decided), until no step fits."""
+    them; an experiment ``fits`` refuses (raises RunError: too large for
+    where its runs go) is left out, saying why, before any run starts.
+    Once the chosen steps have run, the choice is made again from the
+    answers and the budget left (runs cost other than predicted, and a
+    claim may be decided), until no step fits."""
     budget_s = budget_h * HOUR
     ran: list[Step] = []
     spent = 0.0
@@ -172,7 +174,7 @@ def _campaign_pass(
     for path in specs:
         exp = Experiment.load(path, results, backend, console=console)
         found = plan_experiment(exp, console)
-        if found is not None:
+        if found is not None and _fits(exp, fits, console):
             planned[exp.written.name] = found
     # A design no run prices yet runs its probe first; the choice is then
     # made again with its CPU.
@@ -188,9 +190,6 @@ def _campaign_pass(
         budget_s - spent_s,
     )
     _tell_choice(steps, budget_s - spent_s, console)
-    for name in dict.fromkeys(s.experiment for s in steps):
-        if fits is not None:
-            fits(planned[name].exp)
 
     def run_step(step: Step) -> float:
         p = planned[step.experiment]
@@ -200,6 +199,19 @@ def _campaign_pass(
 
     result = run_steps(steps, run_step, budget_s, console, spent_s)
     return result, {n: str(p.exp.written.path) for n, p in planned.items()}
+
+
+def _fits(exp: Experiment, fits: Callable[[Experiment], None] | None, console: Console) -> bool:
+    """Whether ``exp``'s runs fit where they go; one that does not (a full-size
+    config on a small machine) is left out, saying why, and the rest go on."""
+    if fits is None:
+        return True
+    try:
+        fits(exp)
+    except RunError as error:
+        console.out(f"{exp.written.name}: left out: {error}")
+        return False
+    return True
 
 
 def _tell_choice(steps: Sequence[Step], budget_s: float, console: Console) -> None:
