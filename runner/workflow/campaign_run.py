@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.console import Console
-from runner.errors import RunError
+from runner.errors import DataError, RunError, SpecError
 from runner.layout import Layout
 from runner.manifest import STATUS_FAILED, read_run_if_any, run_status
 from runner.spec.model import Spec
@@ -203,12 +203,13 @@ def _campaign_pass(
 
 def _fits(exp: Experiment, fits: Callable[[Experiment], None] | None, console: Console) -> bool:
     """Whether ``exp``'s runs fit where they go; one that does not (a full-size
-    config on a small machine) is left out, saying why, and the rest go on."""
+    config on a small machine, a data file missing) is left out, saying
+    why, and the rest go on."""
     if fits is None:
         return True
     try:
         fits(exp)
-    except RunError as error:
+    except (RunError, SpecError, DataError) as error:  # too large, or its inputs unreadable
         console.out(f"{exp.written.name}: left out: {error}")
         return False
     return True
