@@ -139,6 +139,7 @@ def test_the_tools_of_a_run_name_the_libraries_its_tors_run_with(
 PATCHED_CONFIGS = [
     "conflux-small",
     "conflux",
+    "congestion-scaled",
     "congestion-small",
     "congestion",
     "mctor-small",

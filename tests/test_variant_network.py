@@ -61,6 +61,7 @@ def _mctor(variants: dict[str, object]) -> Spec:
     data["baseline"] = next(iter(variants))
     for key in ("comparisons", "hypotheses", "claims", "matrix"):
         data.pop(key, None)
+    data["seeds"] = [1]  # rounds need hypotheses
     return parse_spec(data, "loss.yaml")
 
 

@@ -14,10 +14,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from runner.bench.results_table import add_section_rows, code_commit
 from runner.console import TERMINAL
-from runner.spec.model import Spec
-from runner.tables.runs import RunRow
+
+if TYPE_CHECKING:  # the command line lists this benchmark without loading tables
+    from runner.spec.model import Spec
+    from runner.tables.runs import RunRow
 
 SECTION = "## CPU per run"
 INTRO = (
