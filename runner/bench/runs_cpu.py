@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from runner.bench.results_table import add_section_rows, code_commit
