@@ -73,6 +73,10 @@ class Backend(ABC):
     max_hosts: ClassVar[int]
     helper_mib: ClassVar[int]
     own_mib: ClassVar[int]
+    # A tor's memory by role (authority, relay, client), and the backend's
+    # own per host (runner.network.capacity; bench/results.md).
+    tor_mib: ClassVar[dict[str, int]]
+    host_mib: ClassVar[int] = 0
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
@@ -152,8 +156,15 @@ class ShadowBackend(Backend):
     clock_epoch = SHADOW_EPOCH
     programs = ("tor", "tor-gencert", "faketime", "shadow", "tgen", "oniontrace")
     max_hosts = 5000
-    helper_mib = 16
+    # Proportional set sizes (shared pages split among the processes that
+    # share them) of a 615-host run, rounded up with headroom: a client tor
+    # 1.5 MiB, tgen 0.8, oniontrace 0.3, Shadow 1.0 GiB; the sum of resident
+    # sizes counts the shared libraries once per process, some nine times
+    # what the run took (bench/results.md, "Memory per process").
+    helper_mib = 2
     own_mib = 256  # Shadow itself
+    host_mib = 2  # Shadow's own per host
+    tor_mib = {"authority": 64, "relay": 96, "client": 4}
 
     def measure(self, spec: Spec, variant: str | None = None) -> float:
         """Seconds of traffic: ``variant``'s own where its clients end after
@@ -226,6 +237,7 @@ class LocalBackend(Backend):
     max_hosts = 200
     helper_mib = 48  # the Python driver is the largest
     own_mib = 0
+    tor_mib = {"authority": 64, "relay": 96, "client": 24}
 
     def measure(self, spec: Spec, variant: str | None = None) -> float:
         # Real time: clients that end after their cycles end sooner.

@@ -22,12 +22,11 @@ from runner.network.mixing import variant_plan
 from runner.network.plan import Host
 from runner.spec.model import Spec, Variant
 
-# Peak resident memory per process, measured on ci-small (bench/results.md,
-# "Memory per process") and rounded up: a tor by role. A helper (tgen,
-# oniontrace, or the local stand-ins) and the backend itself per run are the
-# backend's (helper_mib, own_mib), as is the default ceiling of hosts per run
-# (max_hosts; TORNET_MAX_HOSTS or --max-hosts change it).
-TOR_MIB = {"authority": 64, "relay": 96, "client": 24}
+# Memory per process, measured (bench/results.md, "Memory per process") and
+# rounded up, is the backend's: a tor by role (tor_mib), a helper (tgen,
+# oniontrace, or the local stand-ins; helper_mib), the backend itself per
+# run and per host (own_mib, host_mib), as is the default ceiling of hosts
+# per run (max_hosts; TORNET_MAX_HOSTS or --max-hosts change it).
 MEMORY_SHARE = 0.9  # of this machine's memory that runs may take
 
 
@@ -45,8 +44,9 @@ class Size:
 
     @property
     def run_mib(self) -> int:
-        tors = sum(TOR_MIB[role] * n for role, n in self.tors.items())
-        return tors + self.helpers * self.backend.helper_mib + self.backend.own_mib
+        b = self.backend
+        tors = sum(b.tor_mib[role] * n for role, n in self.tors.items())
+        return tors + self.helpers * b.helper_mib + b.own_mib + self.hosts * b.host_mib
 
     @property
     def memory_mib(self) -> int:
