@@ -228,13 +228,21 @@ def fake_run_and_store(
     return run_and_store
 
 
-def test_the_campaign_command_runs_and_stores_seeds_within_the_budget(
+def faked_clone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> tuple[Spec, Layout, list[tuple[str, int]], list[str]]:
+    """A clone with the pilot's store whose runs are faked: the spec, its
+    layout, the runs made and the console's lines."""
     spec, clone = clone_with_store(tmp_path)
     made: list[tuple[str, int]] = []
     monkeypatch.setattr(Experiment, "run_and_store", fake_run_and_store(made))
-    lines: list[str] = []
+    return spec, clone, made, []
+
+
+def test_the_campaign_command_runs_and_stores_seeds_within_the_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec, clone, made, lines = faked_clone(tmp_path, monkeypatch)
     console = Console(lines.append, lines.append)
     spec_path = FIXTURES / PILOT / "spec.yaml"
     before = len(stored_runs(clone.store_dir))
@@ -297,10 +305,7 @@ def test_a_campaign_on_a_design_with_no_run_probes_it_then_chooses_within_the_bu
 def test_an_experiment_too_large_for_this_machine_is_left_out_and_the_rest_go_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    spec, clone = clone_with_store(tmp_path)
-    made: list[tuple[str, int]] = []
-    monkeypatch.setattr(Experiment, "run_and_store", fake_run_and_store(made))
-    lines: list[str] = []
+    spec, clone, made, lines = faked_clone(tmp_path, monkeypatch)
 
     def too_large(exp: Experiment) -> None:
         raise TooLarge(f"{exp.written.name}: needs about 41 GiB a run")
@@ -321,10 +326,7 @@ def test_an_experiment_too_large_for_this_machine_is_left_out_and_the_rest_go_on
 def test_a_budget_too_small_for_any_step_runs_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _, clone = clone_with_store(tmp_path)
-    made: list[tuple[str, int]] = []
-    monkeypatch.setattr(Experiment, "run_and_store", fake_run_and_store(made))
-    lines: list[str] = []
+    _, clone, made, lines = faked_clone(tmp_path, monkeypatch)
     spec_path = FIXTURES / PILOT / "spec.yaml"
     result = campaign(
         [spec_path], 0.01, clone.root, "shadow", RunOptions(), Console(lines.append, lines.append)
