@@ -53,15 +53,15 @@ class RunsCpu:
 def runs_cpu(spec: Spec, rows: Sequence[RunRow]) -> RunsCpu | None:
     """The CPU figures of ``rows``' complete runs that recorded theirs;
     None where none did."""
+    # Imported here: the command line lists this benchmark without loading them.
+    from runner.workflow.campaign import cpu_per_variant, simulated_seconds
+
     done = [r for r in rows if r.complete and r.cpu_s is not None]
     if not done:
         return None
     cpus = [r.cpu_s or 0.0 for r in done]
-    by_variant: dict[str, list[float]] = {}
-    for r in done:
-        by_variant.setdefault(r.variant, []).append(r.cpu_s or 0.0)
-    means = {v: statistics.fmean(c) for v, c in by_variant.items()}
-    simulated = sum(spec.duration.bootstrap + spec.measure_of(r.variant) for r in done)
+    means = {v: cpu for v, cpu in cpu_per_variant(done).items() if v}
+    simulated = sum(simulated_seconds(spec, r.variant) for r in done)
     return RunsCpu(
         runs=len(done),
         variants=len(means),
