@@ -8,9 +8,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import yaml
 
 import runner.experiments
+from runner.analyses.answers import UNDETERMINED, Answer
+from runner.analyses.stats import Estimate
 from runner.console import Console
+from runner.experiments import parse_spec
 from runner.layout import Layout
 from runner.manifest import read_run
 from runner.network.backends import SHADOW
@@ -29,6 +33,7 @@ from runner.workflow.campaign import (
     Step,
     choose_steps,
     cpu_per_variant,
+    open_claims,
     predicted_cpu,
     probe_step,
     run_steps,
@@ -39,6 +44,7 @@ from runner.workflow.campaign import (
 from runner.workflow.campaign_run import HOUR, campaign, next_free_seed
 from runner.workflow.results import RunResult
 from tests.conftest import (
+    CI_SMALL,
     FIXTURE_VERSIONS,
     FIXTURES,
     fixture_results,
@@ -68,6 +74,26 @@ def test_the_choice_favours_claims_near_a_verdict_per_cpu_hour() -> None:
     # A1 then needs no more seeds: the rest goes to b, a seed at a time.
     assert [s.seed for s in steps if s.experiment == "b"] == [3]
     assert sum(s.cpu_s for s in steps) <= HOUR
+
+
+def test_a_design_in_rounds_draws_no_seed_for_a_futile_claim_or_past_its_max() -> None:
+    data = yaml.safe_load(CI_SMALL.read_text())
+    data["seeds"] = {"min": 3, "max": 7, "decide_from": 3}
+    spec = parse_spec(data, "x.yaml")
+    (h,) = spec.hypotheses
+
+    def answer(seeds: int, needed: int, futile: bool = False) -> Answer:
+        est = Estimate(-0.2, -0.4, 0.05, seeds)
+        return Answer(h, est, UNDETERMINED, seeds_needed=needed, futile=futile)
+
+    # open, and asking for no more than the design's max
+    (found,) = open_claims(spec, [answer(4, 6)])
+    assert (found.seeds, found.seeds_needed, found.short) == (4, 6, 2)
+    (found,) = open_claims(spec, [answer(5, 9)])  # before futility is known
+    assert found.seeds_needed == 7
+    # closed: the design cannot decide it, or it has had every seed
+    assert open_claims(spec, [answer(4, 107, futile=True)]) == []
+    assert open_claims(spec, [answer(7, 8)]) == []
 
 
 def test_an_experiment_with_no_recorded_cpu_is_left_out() -> None:

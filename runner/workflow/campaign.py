@@ -51,16 +51,24 @@ def open_claims(spec: Spec, found: Sequence[Answer]) -> list[OpenClaim]:
     """The spec's confirmatory hypotheses not yet decided, with the seeds
     each needs: its answer's ``seeds_needed`` where the spread is known,
     else the fewest an interval needs, and never fewer than the seeds of
-    the design's first look (``decide_from``). The one place the campaign reads the
-    statistics' rule."""
+    the design's first look (``decide_from``). A design in rounds draws no
+    seed past its ``max``: a claim it cannot decide there (futile) or that
+    has had them all is closed, as the rounds close it. The one place the
+    campaign reads the statistics' rule."""
     claims = []
+    rounds = spec.seed_rounds
     # A confirmatory look decides nothing before the design's first look.
-    first_look = spec.seed_rounds.decide_from if spec.seed_rounds is not None else 0
+    first_look = rounds.decide_from if rounds is not None else 0
+    most = rounds.max if rounds is not None else None
     for a in found:
         if a.family != CONFIRMATORY or (not a.too_few and a.verdict != UNDETERMINED):
             continue
         have = a.estimate.n
+        if a.futile or (most is not None and have >= most):
+            continue
         needed = max(a.seeds_needed or 0, MIN_INTERVAL_SEEDS, first_look, have + 1)
+        if most is not None:
+            needed = min(needed, most)
         variants = with_references(spec, a.hypothesis.variants)
         claims.append(OpenClaim(spec.name, a.hypothesis.name, have, needed, variants))
     return claims
