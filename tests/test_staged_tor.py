@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ import pytest
 from runner import cli
 from runner.errors import RunError, SpecError
 from runner.execute import run_all as run
+from runner.layout import Layout
 from runner.network.backends import SHADOW
 from runner.network.generate import Tools
 from runner.network.identity import STAGED_PART, TOOLS_PART, digest, run_identity
@@ -169,3 +171,23 @@ def test_check_gives_the_staged_build_and_the_configs_that_need_it(
     assert cli.cmd_check(argparse.Namespace(shadow=False, configs=str(configs))) == 0
     status, _ = _staged_lines(capsys.readouterr().out)
     assert re.match(rf"tor-staged +ok +{re.escape(str(tor))} \(tor 0\.4\.9\.11", status)
+
+
+def test_a_changed_staged_tor_makes_only_the_staged_runs_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = ci_small(_three_builds)
+    layout = Layout(tmp_path, spec.name)
+    by_dir = {
+        layout.run_dir(v.name, seed): SimpleNamespace(
+            complete=True,
+            backend=SHADOW.name,
+            identity=run_identity(spec, v, seed, SHADOW, _versions("aaa")),
+        )
+        for v, seed in spec.runs()
+    }
+    monkeypatch.setattr(run, "read_run_if_any", by_dir.get)
+    same = run.choose_runs(spec, layout, SHADOW, _versions("aaa"))
+    assert all(c.current for c in same)
+    changed = {c.variant: c.changed for c in run.choose_runs(spec, layout, SHADOW, _versions("b"))}
+    assert changed == {"conflux-off": (), "conflux-on": (), "authors": (STAGED_PART,)}
