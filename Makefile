@@ -14,7 +14,7 @@ JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),) $(if $(BACKEND),--backend $(BACKEND),)
 	$(if $(PINNING),--pinning $(PINNING),)
 BASELINE ?= results/baselines/ci-small$(if $(filter local,$(BACKEND)),-local,).json
 
-.PHONY: help setup tools check test test-sim lint typecheck unit regress-local unit-fast generate plan experiment claims campaign regress baseline bench bench-report bench-runs bench-profile bench-scaling bench-shadow-options tor tor-test clean
+.PHONY: help setup tools check test test-sim lint typecheck unit regress-local unit-fast generate plan experiment claims campaign regress baseline bench bench-report bench-runs bench-profile bench-scaling bench-shadow-options tor tor-test tor-staged tor-staged-test clean
 
 help:
 	@echo "make setup                  install Debian packages and the Python environment"
@@ -35,6 +35,9 @@ help:
 	@echo "make tor                    build the patched tor (pinned source + tor-patches/series), cached"
 	@echo "                            (several minutes once: 7 to 12 on 2 cores; it names its build.log)"
 	@echo "make tor-test               run tor's unit tests in the patched build"
+	@echo "make tor-staged             build the staged tor (the patched series + tor-patches/staged/"
+	@echo "                            series: patches that run before they join the series), cached"
+	@echo "make tor-staged-test        run tor's unit tests in the staged build"
 	@echo "make generate EXP=<name>    write every run's network (keys, configs) without running it"
 	@echo "make experiment EXP=<name>  run, collect and compare configs/<name>.yaml [JOBS=n]"
 	@echo "                            [BACKEND=shadow|local] (default: shadow if installed)"
@@ -127,6 +130,12 @@ tor:
 
 tor-test: tor
 	$(PY) -m runner tor test
+
+tor-staged:
+	$(PY) -m runner tor build --staged $(if $(JOBS),--jobs $(JOBS),)
+
+tor-staged-test: tor-staged
+	$(PY) -m runner tor test --staged
 
 generate:
 	$(PY) -m runner generate configs/$(EXP).yaml --results $(RESULTS) $(if $(BACKEND),--backend $(BACKEND),)

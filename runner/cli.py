@@ -54,11 +54,11 @@ def _run_options(args: argparse.Namespace) -> RunOptions:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from runner.configs import patched_configs
+    from runner.configs import built_tor_configs
     from runner.network.backends import SHADOW
     from runner.tools.prereqs import report as prereq_report
 
-    found = prereq_report(patched_configs(Path(getattr(args, "configs", "configs"))))
+    found = prereq_report(built_tor_configs(Path(getattr(args, "configs", "configs"))))
     TERMINAL.out(found.text)
     usable = SHADOW.name in found.backends if args.shadow else bool(found.backends)
     if not usable:
@@ -469,7 +469,8 @@ def _add_builds(sub: Subcommands) -> None:
         (
             "tor",
             torbuild,
-            "build the patched tor (pinned source + tor-patches/series); run its tests",
+            "build the patched tor (pinned source + tor-patches/series) or, with --staged, "
+            "the staged one (+ tor-patches/staged/series); run its tests",
         ),
     ):
         p = sub.add_parser(

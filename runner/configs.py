@@ -1,5 +1,5 @@
 """The project's configs taken together: those whose variants run the
-patched tor (``runner check``), and each one's claims beside its latest
+patched or the staged tor (``runner check``), and each one's claims beside its latest
 collected answers (``runner claims``)."""
 
 from __future__ import annotations
@@ -21,20 +21,23 @@ if TYPE_CHECKING:
     from runner.spec.hypotheses import Hypothesis
 
 
-def patched_configs(configs: Path) -> list[str]:
-    """The configs in ``configs`` with a variant that runs the patched tor
-    (``tor: patched``), by name; one that does not load is named with why."""
+def built_tor_configs(configs: Path) -> dict[str, list[str]]:
+    """For each tor build of the project's own ("patched", "staged"), the
+    configs in ``configs`` with a variant that runs it (``tor: <build>``),
+    by name; one that does not load is named with why under each."""
     from runner.experiments import load_spec
 
-    names = []
+    names: dict[str, list[str]] = {"patched": [], "staged": []}
     for path in sorted(configs.glob("*.yaml")):
         try:
             spec = load_spec(path)
         except SpecError as exc:
-            names.append(f"{path.name} (does not load: {exc})")
+            for found in names.values():
+                found.append(f"{path.name} (does not load: {exc})")
             continue
-        if any(v.tor == "patched" for v in spec.variants):
-            names.append(spec.name)
+        for build, found in names.items():
+            if any(v.tor == build for v in spec.variants):
+                found.append(spec.name)
     return names
 
 

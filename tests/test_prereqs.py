@@ -11,7 +11,7 @@ import pytest
 from runner import cli
 from runner.execute import run_all as run
 from runner.network.backends import SHADOW
-from runner.network.generate import PATCHED_TOR
+from runner.network.tor_builds import PATCHED_TOR
 from runner.tools import prereqs
 from runner.tools.prereqs import Found
 from tests.conftest import ROOT

@@ -82,8 +82,10 @@ def test_runner_tools_and_tor_reach_the_builds(monkeypatch: pytest.MonkeyPatch) 
     assert main(["tools", "python"]) == 0 and installed == [()]
     tor_built = _calls(monkeypatch, torbuild, "build")
     tested = _calls(monkeypatch, torbuild, "run_tests")
-    assert main(["tor", "build", "--jobs", "2"]) == 0 and tor_built == [(2,)]
-    assert main(["tor", "test", "relay/.."]) == 0 and tested == [(["relay/.."],)]
+    assert main(["tor", "build", "--jobs", "2"]) == 0 and tor_built == [(2, False)]
+    assert main(["tor", "test", "relay/.."]) == 0 and tested == [(["relay/.."], False)]
+    assert main(["tor", "build", "--staged", "--jobs", "1"]) == 0 and tor_built[1] == (1, True)
+    assert main(["tor", "test", "--staged", "relay/x"]) == 0 and tested[1] == (["relay/x"], True)
 
 
 def test_an_unknown_tool_is_a_usage_error(

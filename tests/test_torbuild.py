@@ -41,6 +41,60 @@ def test_build_key_follows_the_series_content(tmp_path: Path) -> None:
     assert load_source(patch_dir).key not in (before, with_patch)
 
 
+def test_the_staged_series_leaves_the_patched_key_as_it_is(tmp_path: Path) -> None:
+    patch_dir = _copy(tmp_path)
+    patched = load_source(patch_dir).key
+    assert patched == load_source().key
+    staged = patch_dir / "staged"
+    (staged / "0099-example.patch").write_text("--- a/x\n+++ b/x\n")
+    with (staged / "series").open("a") as series:
+        series.write("0099-example.patch\n")
+    assert load_source(patch_dir).key == patched  # a staged patch more: the same
+    shutil.rmtree(staged)
+    assert load_source(patch_dir).key == patched  # no staged series at all: the same
+
+
+def test_the_staged_key_follows_the_staged_patches(tmp_path: Path) -> None:
+    patch_dir = _copy(tmp_path)
+    source = load_source(patch_dir, staged=True)
+    assert source.staged is not None and len(source.staged) >= 1
+    assert source.applied[: len(source.patches)] == source.patches
+    before, patched = source.key, load_source(patch_dir).key
+    assert before != patched
+    assert build_dir(source) != build_dir(load_source(patch_dir))
+    assert build_dir(source).parent == build_dir(load_source(patch_dir)).parent
+    first = source.staged[0]
+    first.write_bytes(first.read_bytes() + b"\n")
+    assert load_source(patch_dir, staged=True).key not in (before, patched)
+    assert load_source(patch_dir).key == patched
+
+
+def test_a_staged_patch_that_joins_the_series_keeps_its_build(tmp_path: Path) -> None:
+    patch_dir = _copy(tmp_path)
+    staged_key = load_source(patch_dir, staged=True).key
+    staged = patch_dir / "staged"
+    names = [n for n in (staged / "series").read_text().split() if n.endswith(".patch")]
+    with (patch_dir / "series").open("a") as series:
+        for name in names:
+            shutil.copy(staged / name, patch_dir / name)
+            series.write(f"\n{name}\n")
+    # Still listed as staged too: refused, naming the line to remove.
+    with pytest.raises(PrerequisiteError, match=rf"staged/series: {names[0]} is in .*series too"):
+        load_source(patch_dir, staged=True)
+    for name in names:
+        (staged / name).unlink()
+    (staged / "series").write_text("# nothing staged\n")
+    assert load_source(patch_dir).key == staged_key
+    assert load_source(patch_dir, staged=True).key == staged_key
+
+
+def test_a_missing_staged_series_is_named(tmp_path: Path) -> None:
+    patch_dir = _copy(tmp_path)
+    (patch_dir / "staged" / "series").unlink()
+    with pytest.raises(PrerequisiteError, match=r"staged/series: missing"):
+        load_source(patch_dir, staged=True)
+
+
 def test_a_missing_patch_is_named(tmp_path: Path) -> None:
     patch_dir = _copy(tmp_path)
     with (patch_dir / "series").open("a") as series:
@@ -60,6 +114,8 @@ def test_an_unbuilt_tor_says_how_to_build_it(
     build_dir(source).mkdir()  # present but incomplete: still not usable
     with pytest.raises(PrerequisiteError, match="not built"):
         patched_tor(source)
+    with pytest.raises(PrerequisiteError, match=r"the staged tor .* run `make tor-staged`"):
+        patched_tor(load_source(staged=True))
 
 
 def _fake_steps(monkeypatch: pytest.MonkeyPatch, release: Path, makes: Path) -> None:

@@ -32,6 +32,13 @@ def test_the_patches_options_are_known() -> None:
     assert "TestingCircuitMuxRoundRobin" in patched_options()  # V_IMMUTABLE(...)
 
 
+def test_a_staged_patchs_options_are_known(tmp_path: Path) -> None:
+    (tmp_path / "staged").mkdir()
+    (tmp_path / "0001-a.patch").write_text('+  V(SeriesOption, BOOL, "0"),\n')
+    (tmp_path / "staged" / "0002-b.patch").write_text('+  V(StagedOption, BOOL, "0"),\n')
+    assert patched_options(tmp_path) == {"SeriesOption", "StagedOption"}
+
+
 def _fake_tor(tmp_path: Path, options: str) -> Path:
     tor = tmp_path / "tor"
     log = tmp_path / "calls"

@@ -40,8 +40,9 @@ from runner.manifest import (
     record_simulated,
 )
 from runner.network.backends import SHADOW, Backend
-from runner.network.generate import PATCHED_TOR, Tools
-from runner.network.identity import TOOLS_PART, changed_parts, digest, spec_parts
+from runner.network.generate import Tools
+from runner.network.identity import changed_parts, spec_parts, tools_parts
+from runner.network.tor_builds import TOOL_OF_BUILD
 from runner.spec.model import Spec, Variant
 from runner.tools.prereqs import default_backend, find, require, tor_libraries
 from runner.tools.torbuild import load_source, patched_tor
@@ -59,27 +60,31 @@ class RunOutcome:
 def resolve_tools(spec: Spec | None = None, backend: Backend = SHADOW) -> Tools:
     """The programs on this machine that ``backend`` needs, and those it
     uses where present (Backend.programs, optional_programs); the patched
-    tor too if ``spec`` uses it."""
+    and the staged tor too where ``spec``'s variants run them."""
     found = require(backend.programs)
     for name in backend.optional_programs:
         if (optional := find(name)).ok:
             found[name] = optional
     paths = {name: f.path for name, f in found.items() if f.path}
     versions = {name: f.version for name, f in found.items()}
-    if spec is not None and any(v.tor == "patched" for v in spec.variants):
-        source = load_source()
-        paths[PATCHED_TOR] = str(patched_tor(source))
-        versions[PATCHED_TOR] = f"{source.debian_version} + series {source.key}"
+    builds = {v.tor for v in spec.variants} if spec is not None else set()
+    for build, tool in TOOL_OF_BUILD.items():
+        if build in builds:
+            source = load_source(staged=build == "staged")
+            paths[tool] = str(patched_tor(source))
+            versions[tool] = source.describe()
     return Tools(paths=paths, versions=versions | _tor_libraries(paths))
 
 
 def _tor_libraries(paths: dict[str, str]) -> dict[str, str | None]:
     """The libraries the tors run with (a run's identity holds them: another
-    OpenSSL draws other random numbers). The patched tor's are named apart
-    only where they differ from the stock tor's."""
+    OpenSSL draws other random numbers). A build's (the patched tor's, the
+    staged tor's) are named apart only where they differ from the stock tor's."""
     stock = tor_libraries(paths["tor"]) if "tor" in paths else {}
-    patched = tor_libraries(paths[PATCHED_TOR]) if PATCHED_TOR in paths else {}
-    own = {f"{name} ({PATCHED_TOR})": v for name, v in patched.items() if stock.get(name) != v}
+    own: dict[str, str | None] = {}
+    for tool in TOOL_OF_BUILD.values():
+        built = tor_libraries(paths[tool]) if tool in paths else {}
+        own |= {f"{name} ({tool})": v for name, v in built.items() if stock.get(name) != v}
     return {**stock, **own}
 
 
@@ -329,7 +334,7 @@ def choose_runs(
         if record is not None and complete:
             expected = spec_parts(spec, variant, seed, backend)
             if versions is not None:
-                expected[TOOLS_PART] = digest(versions)
+                expected |= tools_parts(variant, versions)
             changed = changed_parts(record.identity, expected)
         choices.append(RunChoice(variant.name, seed, run_dir, complete, tuple(changed)))
     return choices

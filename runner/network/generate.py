@@ -31,6 +31,7 @@ from runner.network.mixing import torrc_sections, variant_plan
 from runner.network.pinned_paths import PinnedPath, pinned_paths, pinned_torrc
 from runner.network.plan import Host, NetworkPlan
 from runner.network.schedule import Process, host_processes
+from runner.network.tor_builds import MAKE_OF_BUILD, TOOL_OF_BUILD
 from runner.network.tor_keys import HostKeys, KeyTools, ensure_keys, install_keys
 from runner.network.torrc import (
     Ports,
@@ -58,7 +59,6 @@ from workloads.tgen import write_graphml
 CLIENT_GRAPH = "tgen.graphml"  # in each client's host directory
 SERVER_GRAPH = "tgen-server.graphml"  # in each server's host directory
 CROSS_GRAPH = "tgen-cross.graphml"  # in a relay's host directory, with cross traffic
-PATCHED_TOR = "tor-patched"  # key of the patched build in Tools.paths
 
 
 @dataclass(frozen=True)
@@ -75,9 +75,13 @@ class Tools:
         """Program paths for a variant's hosts: its tor build replaces ``tor``."""
         if variant.tor == "stock":
             return dict(self.paths)
-        if PATCHED_TOR not in self.paths:
-            raise RunError(f"variant {variant.name} needs the patched tor: run `make tor`")
-        return self.paths | {"tor": self.paths[PATCHED_TOR]}
+        build = TOOL_OF_BUILD[variant.tor]
+        if build not in self.paths:
+            raise RunError(
+                f"variant {variant.name} needs the {variant.tor} tor: "
+                f"run `{MAKE_OF_BUILD[variant.tor]}`"
+            )
+        return self.paths | {"tor": self.paths[build]}
 
 
 def _write_conf(

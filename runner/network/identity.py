@@ -6,6 +6,11 @@ durations the backend uses, the seed, the backend and the tool versions (the
 patched tor's series hash and the libraries tor runs with among them). Not
 the spec file's bytes: a comment or a description changes no run. Each part
 is hashed on its own, so a re-run can say which part of a run changed.
+
+The staged tor (tor-patches/staged/) is a part of its own, in the runs of
+``tor: staged`` variants only: the tools part leaves it out, so that a
+staged variant added to a spec, or a staged patch changed, moves no other
+run of it.
 """
 
 from __future__ import annotations
@@ -16,9 +21,11 @@ from dataclasses import fields, is_dataclass
 from typing import Any
 
 from runner.network.backends import Backend
+from runner.network.tor_builds import of_build
 from runner.spec.model import RelayGroup, Spec, Variant, left_out_while_empty
 
 TOOLS_PART = "tools"
+STAGED_PART = "staged_tor"  # the staged build's version (its key), in staged runs only
 # Variant fields that name or describe a variant and change nothing in a run.
 _VARIANT_LABELS = ("name", "description", "factors")
 # Fields added after runs were made, beside the spec's own list: left out
@@ -106,8 +113,19 @@ def run_identity(
     versions: dict[str, str | None],
 ) -> dict[str, Any]:
     """``{"fingerprint": ..., "parts": {...}}`` as a run's manifest records it."""
-    parts = spec_parts(spec, variant, seed, backend) | {TOOLS_PART: digest(versions)}
+    parts = spec_parts(spec, variant, seed, backend) | tools_parts(variant, versions)
     return {"fingerprint": digest(parts), "parts": parts}
+
+
+def tools_parts(variant: Variant, versions: dict[str, str | None]) -> dict[str, str]:
+    """The identity's parts from the tools: their versions but the staged
+    tor's, and for a staged variant the staged tor's on their own."""
+    staged = {name: v for name, v in versions.items() if of_build(name, "staged")}
+    shared = {name: v for name, v in versions.items() if name not in staged}
+    parts = {TOOLS_PART: digest(shared)}
+    if variant.tor == "staged":
+        parts[STAGED_PART] = digest(staged)
+    return parts
 
 
 def changed_parts(recorded: Any, expected: dict[str, Any]) -> list[str]:

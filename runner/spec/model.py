@@ -26,7 +26,9 @@ ANY_ROLE = "any"
 RELAY_GROUPS = (*RELAY_ROLES, ANY_ROLE)
 # Roles a variant's torrc lines can target; client classes may be named too.
 TORRC_ROLES = ("all", "authority", "relay", *RELAY_ROLES, "client")
-TOR_BUILDS = ("stock", "patched")  # Debian's tor, or `make tor`'s build
+# Debian's tor, `make tor`'s build (tor-patches/series), or `make tor-staged`'s
+# (the series + tor-patches/staged/series: patches run before they join it).
+TOR_BUILDS = ("stock", "patched", "staged")
 # The group of clients that also run a relay (variants' client_relays).
 CLIENT_RELAY = "client-relay"
 # The positions a client relay can take (variants' client_relay_role).

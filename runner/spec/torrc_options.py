@@ -2,7 +2,8 @@
 ``torrc:`` is refused at validate rather than by tor when the network is
 generated: the options of the tor on PATH (``tor --list-torrc-options``,
 cached per tor version under ~/.cache/tornet-experiments/), and those the
-project's patches add (tor-patches/*.patch). Without a tor on PATH there
+project's patches add (tor-patches/*.patch, and the staged ones,
+tor-patches/staged/*.patch). Without a tor on PATH there
 is nothing to check against, and no option is refused."""
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ _VERSION = re.compile(r"Tor version ([0-9][\w.-]*[0-9A-Za-z])")
 
 @functools.cache
 def patched_options(patches: Path = PATCHES) -> frozenset[str]:
-    """The options the patch series adds (ConfluxNumLegs, MCTorConnections...)."""
+    """The options the patches add (ConfluxNumLegs, MCTorConnections...),
+    the staged ones' too: a ``tor: staged`` variant may set them."""
     found: set[str] = set()
-    for patch in sorted(patches.glob("*.patch")):
+    for patch in sorted([*patches.glob("*.patch"), *patches.glob("staged/*.patch")]):
         found.update(_PATCH_OPTION.findall(patch.read_text(errors="replace")))
     return frozenset(found)
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runner.params import Param, Where
-from runner.spec.consensus import known_consensus_params, unknown_param_message
+from runner.spec.consensus import known_consensus_params, unknown_param_message, wrong_build
 from runner.spec.expect import ExpectKey, parse_expect
 from runner.spec.keys import check_name, mapping_of, simple_values
 from runner.spec.matrix import FACTORS
@@ -83,6 +83,7 @@ def _variant(name: Any, value: Any, where: Where, known: _Known) -> Variant:
         raise where.child("tor").error(f"expected one of {', '.join(TOR_BUILDS)}, got {tor!r}")
     torrc = _torrc(body.get("torrc"), where.child("torrc"), known.client_classes)
     consensus = _consensus(body.get("consensus"), where.child("consensus"), known)
+    _check_build(tor, consensus, where.child("consensus"))
     description = body.get("description", "")
     if not isinstance(description, str):
         raise where.child("description").error("expected a string")
@@ -158,6 +159,13 @@ def _consensus(value: Any, where: Where, known: _Known) -> dict[str, int]:
         known.check_param(str(key), where.child(str(key)))
         consensus[str(key)] = _CONSENSUS_VALUE.convert(raw, where.child(str(key)))
     return consensus
+
+
+def _check_build(tor: str, consensus: dict[str, int], where: Where) -> None:
+    """Refuse a consensus value the variant's tor build does not have the patch for."""
+    for key, value in consensus.items():
+        if (why := wrong_build(key, value, tor)) is not None:
+            raise where.child(key).error(why)
 
 
 def _cross_flows(value: Any, where: Where) -> int | None:

@@ -14,12 +14,13 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from runner.errors import PrerequisiteError
 from runner.network.backends import BACKENDS, LOCAL, SHADOW, Backend
+from runner.network.tor_builds import MAKE_OF_BUILD, TOOL_OF_BUILD
 from runner.tools import torbuild, upstream
 from runner.tools.toolbuild import cached_binary, tools_root
 
@@ -244,46 +245,47 @@ def _remedy(missing: list[Found]) -> str:
     return f"see {', '.join(f.name for f in missing)} above"
 
 
-PATCHED_TOR = "tor-patched"  # as a run's tools name it (runner.network.generate)
-MAKE_TOR = "make tor"
-
-
-def patched_tor_lines(needed_by: Sequence[str]) -> list[str]:
-    """Whether the patched tor (``make tor``, runner.tools.torbuild) is
-    built where runs look for it, the command that builds it, and the
-    configs ``needed_by`` whose variants run it (``tor: patched``)."""
+def tor_build_lines(build: str, needed_by: Sequence[str]) -> list[str]:
+    """Whether the ``build`` tor ("patched": ``make tor``; "staged": ``make
+    tor-staged``; runner.tools.torbuild) is built where runs look for it,
+    the command that builds it, and the configs ``needed_by`` whose variants
+    run it (``tor: <build>``)."""
+    name, make = TOOL_OF_BUILD[build], MAKE_OF_BUILD[build]
     configs = ", ".join(needed_by) if needed_by else "none"
-    needed = f"{'':12} {'':9} needed by the configs with `tor: patched` variants: {configs}"
+    needed = f"{'':12} {'':9} needed by the configs with `tor: {build}` variants: {configs}"
     try:
-        source = torbuild.load_source()
-    except PrerequisiteError as exc:  # the pinned source or the series is broken
-        return [f"{PATCHED_TOR:12} {'UNUSABLE':9} {exc}", needed]
+        source = torbuild.load_source(staged=build == "staged")
+    except PrerequisiteError as exc:  # the pinned source or a series is broken
+        return [f"{name:12} {'UNUSABLE':9} {exc}", needed]
     label = f"tor {source.debian_version} + the {len(source.patches)} patches of tor-patches"
+    if source.staged is not None:
+        label += f" and the {len(source.staged)} of tor-patches/staged"
     try:
         tor = torbuild.patched_tor(source)
     except PrerequisiteError:
         return [
-            f"{PATCHED_TOR:12} {'not built':9} not at {torbuild.build_dir(source)}; run "
-            f"`{MAKE_TOR}` (builds {label} once, into a cache; TORNET_TOR_BUILD_ROOT moves it)",
+            f"{name:12} {'not built':9} not at {torbuild.build_dir(source)}; run "
+            f"`{make}` (builds {label} once, into a cache; TORNET_TOR_BUILD_ROOT moves it)",
             needed,
         ]
     if not os.access(tor, os.X_OK):
         return [
-            f"{PATCHED_TOR:12} {'UNUSABLE':9} the build is marked complete but {tor} is "
-            f"missing; run `{MAKE_TOR}` after removing {torbuild.build_dir(source)}",
+            f"{name:12} {'UNUSABLE':9} the build is marked complete but {tor} is "
+            f"missing; run `{make}` after removing {torbuild.build_dir(source)}",
             needed,
         ]
-    return [f"{PATCHED_TOR:12} {'ok':9} {tor} ({label})", needed]
+    return [f"{name:12} {'ok':9} {tor} ({label})", needed]
 
 
-def report(patched_needed_by: Sequence[str] = ()) -> Report:
-    """A table of every program for ``runner check``, the patched tor and
-    the configs that need it (``patched_needed_by``), and the backends that
-    can run."""
+def report(needed_by: Mapping[str, Sequence[str]] | None = None) -> Report:
+    """A table of every program for ``runner check``, the patched and the
+    staged tor with the configs that need each (``needed_by``, by build),
+    and the backends that can run."""
     found = {name: find(name) for name in (*GENERATION_PROGRAMS, *SIMULATION_PROGRAMS)}
     lines = [_line(f) for f in found.values()]
     lines.append(_line(find_tornettools(), optional=True))
-    lines += patched_tor_lines(patched_needed_by)
+    for build in TOOL_OF_BUILD:
+        lines += tor_build_lines(build, (needed_by or {}).get(build, ()))
     no_local = [found[n] for n in GENERATION_PROGRAMS if not found[n].ok]
     no_shadow = [found[n] for n in SIMULATION_PROGRAMS if not found[n].ok]
     usable = tuple(b.name for b in BACKENDS.values() if all(found[n].ok for n in b.programs))

@@ -1,13 +1,17 @@
-"""The patched tor: pinned Debian source + ``tor-patches/series`` -> one cached build.
+"""The patched tor: pinned Debian source + ``tor-patches/series`` -> one cached build;
+and the staged tor: the same + ``tor-patches/staged/series`` -> another.
 
-The build directory is keyed by the Debian version and a hash of the series
-and every patch's content, so one build serves every variant of every
-experiment, a changed patch makes a new build, and an unchanged series is
-never built twice. A build is usable only once ``.complete`` exists in it.
+A build directory is keyed by the Debian version and a hash of every patch
+it applies, in order, name and content, so one build serves every variant of
+every experiment, a changed patch makes a new build, and an unchanged series
+is never built twice. The staged build applies the staged patches after the
+series: a patch runs there, under a key of its own, before it joins the
+series and changes the patched build's key (and so every patched run's
+identity). A build is usable only once ``.complete`` exists in it.
 
-    python -m runner tor build   # fetch, verify, patch, configure, make
-    python -m runner tor test    # tor's unit tests in the build
-    python -m runner tor path    # the patched tor binary
+    python -m runner tor build [--staged]   # fetch, verify, patch, configure, make
+    python -m runner tor test [--staged]    # tor's unit tests in the build
+    python -m runner tor path [--staged]    # the tor binary
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from runner.console import TERMINAL
@@ -29,6 +33,7 @@ from runner.tools.buildlock import build_lock
 from runner.tools.steps import logged_step
 
 PATCH_DIR = Path(__file__).resolve().parents[2] / "tor-patches"
+STAGED_DIR = "staged"  # under PATCH_DIR: the staged patches and their own series
 CONFIGURE_FLAGS = ("--disable-asciidoc", "--disable-manpage", "--disable-html-manual")
 
 
@@ -39,17 +44,74 @@ class TorSource:
     upstream_version: str
     orig_sha256: str
     debian_diff_sha256: str
-    patches: tuple[Path, ...]
+    patches: tuple[Path, ...]  # tor-patches/series
+    # tor-patches/staged/series, applied after ``patches``; None: the patched build.
+    staged: tuple[Path, ...] | None = None
+
+    @property
+    def applied(self) -> tuple[Path, ...]:
+        """Every patch the build applies, in order."""
+        return self.patches + (self.staged or ())
 
     @property
     def key(self) -> str:
+        """The hash of the applied patches: a staged patch that joins the
+        series with the same name and content leaves the staged key as it was."""
         digest = hashlib.sha256(self.debian_version.encode())
-        for patch in self.patches:
+        for patch in self.applied:
             digest.update(b"\0" + patch.name.encode() + b"\0" + patch.read_bytes())
         return digest.hexdigest()[:12]
 
+    @property
+    def name(self) -> str:
+        return "patched" if self.staged is None else "staged"
 
-def load_source(patch_dir: Path = PATCH_DIR) -> TorSource:
+    @property
+    def make_target(self) -> str:
+        """The command that builds it."""
+        return "make tor" if self.staged is None else "make tor-staged"
+
+    def describe(self) -> str:
+        """What it is, as a run's tool versions name it (the patched build's
+        words unchanged: they are part of every patched run's identity)."""
+        base = f"{self.debian_version} + series {replace(self, staged=None).key}"
+        return base if self.staged is None else f"{base} + staged, key {self.key}"
+
+
+def _read_series(series: Path) -> tuple[Path, ...]:
+    """The patches ``series`` lists (relative to its folder), in order."""
+    if not series.is_file():
+        raise PrerequisiteError(f"{series}: missing (the list of patches to apply)")
+    patches = []
+    for number, line in enumerate(series.read_text().splitlines(), start=1):
+        name = line.split("#", 1)[0].strip()
+        if not name:
+            continue
+        patch = series.parent / name
+        if not patch.is_file():
+            raise PrerequisiteError(f"{series}: line {number}: no patch file {name!r}")
+        patches.append(patch)
+    return tuple(patches)
+
+
+def _read_staged(patch_dir: Path, patches: tuple[Path, ...]) -> tuple[Path, ...]:
+    """The staged series; a patch already in the series is refused (it
+    joined it: its line in the staged series is to be removed)."""
+    series = patch_dir / STAGED_DIR / "series"
+    staged = _read_series(series)
+    in_series = {p.name for p in patches}
+    for patch in staged:
+        if patch.name in in_series:
+            raise PrerequisiteError(
+                f"{series}: {patch.name} is in {patch_dir / 'series'} too: remove its line "
+                "here (a patch that joined the series is no longer staged)"
+            )
+    return staged
+
+
+def load_source(patch_dir: Path = PATCH_DIR, staged: bool = False) -> TorSource:
+    """The pinned source and the series' patches; with ``staged``, the
+    staged series' patches after them."""
     env: dict[str, str] = {}
     source_env = patch_dir / "source.env"
     for number, line in enumerate(source_env.read_text().splitlines(), start=1):
@@ -60,16 +122,7 @@ def load_source(patch_dir: Path = PATCH_DIR) -> TorSource:
         if not sep:
             raise PrerequisiteError(f"{source_env}: line {number}: expected KEY=VALUE")
         env[key] = value
-    patches = []
-    series = patch_dir / "series"
-    for number, line in enumerate(series.read_text().splitlines(), start=1):
-        name = line.split("#", 1)[0].strip()
-        if not name:
-            continue
-        patch = patch_dir / name
-        if not patch.is_file():
-            raise PrerequisiteError(f"{series}: line {number}: no patch file {name!r}")
-        patches.append(patch)
+    patches = _read_series(patch_dir / "series")
     try:
         return TorSource(
             env["TOR_PACKAGE"],
@@ -77,7 +130,8 @@ def load_source(patch_dir: Path = PATCH_DIR) -> TorSource:
             env["TOR_UPSTREAM_VERSION"],
             env["TOR_ORIG_SHA256"],
             env["TOR_DEBIAN_DIFF_SHA256"],
-            tuple(patches),
+            patches,
+            _read_staged(patch_dir, patches) if staged else None,
         )
     except KeyError as exc:
         raise PrerequisiteError(f"{source_env}: missing {exc.args[0]}") from None
@@ -93,13 +147,14 @@ def build_dir(source: TorSource) -> Path:
 
 
 def patched_tor(source: TorSource | None = None) -> Path:
-    """The patched tor binary; PrerequisiteError if it has not been built."""
+    """The tor binary of ``source``'s build (the patched one by default);
+    PrerequisiteError if it has not been built."""
     source = source or load_source()
     where = build_dir(source)
     if not (where / ".complete").is_file():
         raise PrerequisiteError(
-            f"the patched tor ({source.debian_version} + {len(source.patches)} patches) is "
-            f"not built at {where}: run `make tor`"
+            f"the {source.name} tor ({source.debian_version} + {len(source.applied)} patches) "
+            f"is not built at {where}: run `{source.make_target}`"
         )
     return where / "build" / "src" / "app" / "tor"
 
@@ -143,10 +198,11 @@ def fetch_and_verify(source: TorSource, into: Path, log: Path) -> Path:
     return into / "src"
 
 
-def build(jobs: int) -> Path:
-    """The patched tor's build directory, built unless complete; while another
-    process builds it, wait for that build rather than delete it."""
-    source = load_source()
+def build(jobs: int, staged: bool = False) -> Path:
+    """The patched (or ``staged``) tor's build directory, built unless
+    complete; while another process builds it, wait for that build rather
+    than delete it."""
+    source = load_source(staged=staged)
     where = build_dir(source)
     with build_lock("tor build", where):
         return _build(source, where, jobs)
@@ -166,7 +222,7 @@ def _build(source: TorSource, where: Path, jobs: int) -> Path:
     )
     started = time.monotonic()
     tree = fetch_and_verify(source, where, log)
-    for patch in source.patches:
+    for patch in source.applied:
         _step(
             f"apply {patch.name}", ["patch", "-p1", "--forward", "--batch"], tree, log, stdin=patch
         )
@@ -179,6 +235,7 @@ def _build(source: TorSource, where: Path, jobs: int) -> Path:
         "debian_version": source.debian_version,
         "key": source.key,
         "patches": [p.name for p in source.patches],
+        **({"staged": [p.name for p in source.staged]} if source.staged is not None else {}),
         "build_s": round(time.monotonic() - started, 1),
     }
     (where / "build.json").write_text(json.dumps(info, indent=2) + "\n")
@@ -187,9 +244,8 @@ def _build(source: TorSource, where: Path, jobs: int) -> Path:
     return where
 
 
-def run_tests(groups: list[str]) -> int:
-    source = load_source()
-    tor = patched_tor(source)
+def run_tests(groups: list[str], staged: bool = False) -> int:
+    tor = patched_tor(load_source(staged=staged))
     tests = tor.parent.parent / "test"  # build/src/app/tor -> build/src/test
     code = 0
     for binary, args in ((tests / "test", groups), (tests / "test-slow", [])):
@@ -206,18 +262,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     t = sub.add_parser("test", help="run tor's unit tests in the build")
     t.add_argument("groups", nargs="*", help="test groups, e.g. relay/.. (default: all)")
-    sub.add_parser("path", help="print the patched tor binary")
+    p = sub.add_parser("path", help="print the patched tor binary")
+    for verb in (b, t, p):
+        verb.add_argument(
+            "--staged",
+            action="store_true",
+            help="the staged build: the series + tor-patches/staged/series",
+        )
 
 
 def run(args: argparse.Namespace) -> int:
     """Do what ``args`` (as add_arguments parses them) ask."""
     try:
         if args.verb == "build":
-            build(args.jobs)
+            build(args.jobs, args.staged)
             return 0
         if args.verb == "test":
-            return run_tests(args.groups)
-        TERMINAL.out(str(patched_tor()))
+            return run_tests(args.groups, args.staged)
+        TERMINAL.out(str(patched_tor(load_source(staged=args.staged))))
         return 0
     except PrerequisiteError as exc:
         TERMINAL.err(f"error: {exc}")
