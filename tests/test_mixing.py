@@ -3,7 +3,10 @@
 import pytest
 import yaml
 
+from runner.errors import SpecError
 from runner.experiments import parse_spec
+from runner.network.backends import backend_named
+from runner.network.identity import spec_parts
 from runner.network.limits import ClientLimit, relay_client_limit, tor_bytes
 from runner.network.mixing import torrc_sections, variant_plan
 from runner.network.plan import plan_network
@@ -78,6 +81,37 @@ def test_growth_adds_clients_to_the_same_network() -> None:
     assert len(grown.with_role("client")) == 60
     assert [h for h in grown.hosts if h.name in {b.name for b in base.hosts}] == list(base.hosts)
     assert len({h.ip for h in grown.hosts}) == len(grown.hosts)
+
+
+def test_a_class_only_one_variant_adds_leaves_the_others_runs_as_they_were() -> None:
+    """A class the network has none of (count 0) places nothing and is no
+    part of a run's identity; a variant that adds its clients gets them
+    drawn apart, the seed's network otherwise unchanged (MCTor's second
+    user on the path, added after runs of the other variants)."""
+    before = _spec({"base": {}})
+    data = yaml.safe_load(CI_SMALL.read_text())
+    data["network"]["clients"]["perf"]["count"] = 50
+    data["network"]["clients"]["peer"] = {"count": 0, "workload": "perf", "bandwidth": "100 Mbit"}
+    data["variants"] = {"base": {}, "fair": {"add_clients": {"peer": 2}}}
+    data["baseline"] = "base"
+    for key in ("comparisons", "hypotheses", "claims"):
+        data.pop(key, None)
+    after = parse_spec(data, "mixing.yaml")
+    shadow = backend_named("shadow")
+    assert spec_parts(after, after.variant("base"), 1, shadow) == spec_parts(
+        before, before.variant("base"), 1, shadow
+    )
+    base = variant_plan(after, after.variant("base"), 1)
+    assert base.hosts == variant_plan(before, before.variant("base"), 1).hosts
+    fair = variant_plan(after, after.variant("fair"), 1)
+    added = [h for h in fair.hosts if h.cls == "peer"]
+    assert len(added) == 2 and all(h.measured and h.role == "client" for h in added)
+    assert [h for h in fair.hosts if h.cls != "peer"] == list(base.hosts)
+    assert len({h.ip for h in fair.hosts}) == len(fair.hosts)
+    data["variants"]["fair"] = {"add_clients": {"nobody": 1}}
+    with pytest.raises(SpecError, match="nobody") as caught:
+        parse_spec(data, "mixing.yaml")
+    assert caught.value.key == "variants.fair.add_clients.nobody"
 
 
 def test_tor_bytes_follow_tors_units() -> None:

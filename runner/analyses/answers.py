@@ -10,6 +10,17 @@ the band), otherwise undetermined, with the seeds that would give a decisive
 verdict with 80% probability, from the change and the spread between the
 seeds seen so far (runner/analyses/power.py).
 
+For ``expect: same`` with margin m (an equivalence): supported (the whole
+interval inside the band of changes within m: log ratios within
++-log(1 + m), the band of a change of m either way), contradicted (the
+whole interval outside it, wholly beyond +m or wholly below its mirror),
+otherwise undetermined. It reads the same interval as any other
+hypothesis (its level in the family, its look's boundary), split evenly
+between its sides: it has no direction to lean toward. Its seeds needed
+are the same prediction, a decisive verdict being inside or wholly
+outside the band: a change at the band's edge needs more seeds than any
+design (futile in rounds); one outside it, the seeds to show it outside.
+
 The error rate is family-wise over the confirmatory hypotheses (those that
 test a published claim) and per comparison for the exploratory ones (the
 project's own questions, ``extension:``, and claim hypotheses the spec sets
@@ -153,13 +164,15 @@ def reading_of(spec: Spec, alpha: float = ALPHA) -> Reading:
     layout = layout_of(spec.hypotheses)
     skew = spec.seed_rounds.skew if spec.seed_rounds is not None else DEFAULT_SKEW
     first = alpha / len(layout.claims) if layout.claims else alpha
-    return family_reading(first, bool(layout.claims), skew)
+    split = any(split_direction(h) is not None for h in spec.hypotheses)
+    return family_reading(first, split, skew)
 
 
 def split_direction(h: Hypothesis) -> int | None:
     """The direction a hypothesis's interval is split toward: its claim's,
-    for a confirmatory one; None (even) otherwise."""
-    return h.direction if family(h) == CONFIRMATORY else None
+    for a confirmatory one; None (even) otherwise, and for an equivalence,
+    whose band has two edges alike."""
+    return h.direction if family(h) == CONFIRMATORY and not h.equivalence else None
 
 
 def target(h: Hypothesis) -> Target:
@@ -171,6 +184,8 @@ def verdict(estimate: Estimate, h: Hypothesis) -> str:
     if low is None or high is None:
         return UNDETERMINED
     below, above = target(h).band
+    if h.equivalence:
+        return equivalence_verdict(low, high, below, above)
     if (h.direction < 0 and high < below) or (h.direction > 0 and low > above):
         return SUPPORTED
     # Inside the band first: a change surely the wrong way but too small to
@@ -178,6 +193,16 @@ def verdict(estimate: Estimate, h: Hypothesis) -> str:
     if below < low and high < above:
         return NO_CHANGE
     if (h.direction < 0 and low > 0) or (h.direction > 0 and high < 0):
+        return CONTRADICTED
+    return UNDETERMINED
+
+
+def equivalence_verdict(low: float, high: float, below: float, above: float) -> str:
+    """``expect: same``: supported inside the band (``below``, ``above``),
+    contradicted wholly outside it, otherwise undetermined."""
+    if below < low and high < above:
+        return SUPPORTED
+    if low > above or high < below:
         return CONTRADICTED
     return UNDETERMINED
 

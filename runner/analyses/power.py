@@ -1,6 +1,7 @@
 """How many seeds a hypothesis needs: the chance that an interval over n
 seeds gives a decisive verdict (supported, no change that matters, or
-contradicted), for a true change and a spread between seeds, by simulation.
+contradicted; for an equivalence, ``expect: same``, inside the band or
+wholly outside it), for a true change and a spread between seeds, by simulation.
 
 Seeds are the unit: a seed's log ratio (variant over reference) is the true
 log change plus a normal deviation of standard deviation ``sd``; an
@@ -36,8 +37,9 @@ _REPS = 4000
 
 @dataclass(frozen=True)
 class Target:
-    """What a hypothesis asks: the expected direction (-1 or +1) and the
-    smallest change that matters (a fraction)."""
+    """What a hypothesis asks: the expected direction (-1 or +1; 0 for an
+    equivalence, ``expect: same``) and the smallest change that matters (a
+    fraction; an equivalence's margin)."""
 
     direction: int
     smallest_change: float
@@ -47,7 +49,9 @@ class Target:
         """The changes too small to matter, as (low, high) fractions: the
         smallest change on the expected side and its mirror on the log
         scale (a 10% decrease: -10% to +11.1%; a 10% increase: -9.1% to
-        +10%), so that a ratio and its inverse are alike."""
+        +10%), so that a ratio and its inverse are alike. An equivalence's
+        is an increase's (within 15%: -13.0% to +15%): within a factor of
+        1 + m either way."""
         m = self.smallest_change
         edge = abs(math.log1p(-m) if self.direction < 0 else math.log1p(m))
         return math.expm1(-edge), math.expm1(edge)
@@ -57,6 +61,8 @@ def decisive(low: np.ndarray, high: np.ndarray, target: Target) -> np.ndarray:
     """Which intervals (as changes) give a verdict other than undetermined:
     the rule of runner/analyses/answers.verdict, on arrays."""
     below, above = target.band
+    if target.direction == 0:  # inside the band, or wholly outside it
+        return ((low > below) & (high < above)) | (low > above) | (high < below)
     beyond = high < below if target.direction < 0 else low > above
     inside = (low > below) & (high < above)
     other_side = low > 0 if target.direction < 0 else high < 0
@@ -222,6 +228,8 @@ def decisive_chance(
     toward = (sides[:, 0] * sd)[:, None] * spread / root_n
     away = (sides[:, 1] * sd)[:, None] * spread / root_n
     se = np.maximum(sd, 1e-300)[:, None] / root_n
+    if target.direction == 0:
+        return _equivalence_chance(effect, se, toward, away, target)
     # An increase is a decrease seen from the other side.
     sign = -1.0 if target.direction > 0 else 1.0
     below, above = (math.log1p(edge) for edge in target.band)
@@ -237,6 +245,23 @@ def decisive_chance(
     # Inside the band and the other side overlap where the band reaches past the half width.
     overlap = np.clip(under(high - toward) - under(np.maximum(low + away, away)), 0, None)
     return np.asarray((beyond + other_side + inside - overlap).mean(axis=-1))
+
+
+def _equivalence_chance(
+    effect: np.ndarray, se: np.ndarray, lower: np.ndarray, upper: np.ndarray, target: Target
+) -> np.ndarray:
+    """``decisive_chance`` of an equivalence: the seeds' mean (normal, sd
+    ``se``) falls where the interval (``lower`` below it, ``upper`` above,
+    per spread node) lies inside the band, or wholly beyond either edge."""
+    below, above = (math.log1p(edge) for edge in target.band)
+    mean = effect[:, None]
+
+    def under(x: np.ndarray) -> np.ndarray:
+        return np.asarray(scipy_stats.norm.cdf((x - mean) / se))
+
+    inside = np.clip(under(above - upper) - under(below + lower), 0, None)
+    outside = (1 - under(above + lower)) + under(below - upper)
+    return np.asarray((inside + outside).mean(axis=-1))
 
 
 def _toward_away(found: tuple[float, float], target: Target) -> tuple[float, float]:

@@ -283,8 +283,9 @@ def side_tails(weight: float, direction: int | None) -> tuple[float, float]:
     """(lower, upper) one-sided tail shares of an interval at level
     ``weight``: TOWARD of it on the side that supports a claim of
     ``direction`` (-1: the upper bound decides a decrease; +1: the lower an
-    increase), the rest on the other; half each without a direction."""
-    if direction is None:
+    increase), the rest on the other; half each without a direction
+    (None, or 0: an equivalence, whose band has two edges alike)."""
+    if not direction:
         return weight / 2, weight / 2
     toward, away = TOWARD * weight, (1 - TOWARD) * weight
     return (away, toward) if direction < 0 else (toward, away)

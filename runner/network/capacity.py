@@ -73,7 +73,7 @@ def counted_size(spec: Spec, variant: Variant, backend: Backend, runs_at_once: i
     for group in net.clients:
         count = min(group.count, variant.clients.get(group.name, group.count))
         # As runner.network.plan adds them: rounded half to even.
-        count += round(count * variant.extra_clients)
+        count += round(count * variant.extra_clients) + variant.add_clients.get(group.name, 0)
         clients += count
         client_relays += math.ceil(count * variant.client_relays.get(group.name, 0.0))
     # Drawn circuits: at most every hop of every circuit a relay of its own.

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import fields, is_dataclass
+from dataclasses import fields, is_dataclass, replace
 from typing import Any
 
 from runner.network.backends import Backend
 from runner.network.tor_builds import of_build
-from runner.spec.model import RelayGroup, Spec, Variant, left_out_while_empty
+from runner.spec.model import Network, RelayGroup, Spec, Variant, left_out_while_empty
 
 TOOLS_PART = "tools"
 STAGED_PART = "staged_tor"  # the staged build's version (its key), in staged runs only
@@ -80,6 +80,13 @@ def _variant(variant: Variant) -> dict[str, Any]:
     return settings
 
 
+def _placed(network: Network) -> Network:
+    """The network without the client classes it has none of (count 0,
+    only variants add them): they place no host and draw nothing, so a
+    spec that gains one keeps its runs' identities."""
+    return replace(network, clients=tuple(g for g in network.clients if g.count))
+
+
 def spec_parts(spec: Spec, variant: Variant, seed: int, backend: Backend) -> dict[str, Any]:
     """The parts of a run's identity that the spec (and the backend) decide."""
     duration: dict[str, float] = {
@@ -89,7 +96,7 @@ def spec_parts(spec: Spec, variant: Variant, seed: int, backend: Backend) -> dic
     parts: dict[str, Any] = {
         "experiment": spec.name,  # mixed networks draw their hosts by it
         "variant": digest(_variant(variant)),
-        "network": digest(spec.network),
+        "network": digest(_placed(spec.network)),
         "workloads": digest(spec.workloads),
         "duration": digest(duration),
         "seed": seed,

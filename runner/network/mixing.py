@@ -28,7 +28,7 @@ def _chosen(spec: Spec, seed: int, what: str, names: list[str], share: float) ->
 
 def variant_plan(spec: Spec, variant: Variant, seed: int) -> NetworkPlan:
     """The seed's network as ``variant`` runs it."""
-    plan = plan_network(spec, seed, variant.extra_clients, variant.topology)
+    plan = plan_network(spec, seed, variant.extra_clients, variant.topology, variant.add_clients)
     if variant.clients:
         kept: dict[str, int] = {}
         capped = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -165,12 +166,17 @@ class _Placer:
 
 
 def plan_network(
-    spec: Spec, seed: int, extra_clients: float = 0.0, topology: Topology | None = None
+    spec: Spec,
+    seed: int,
+    extra_clients: float = 0.0,
+    topology: Topology | None = None,
+    added: Mapping[str, int] | None = None,
 ) -> NetworkPlan:
     """The network that ``seed`` names for ``spec``; with ``extra_clients``,
     that network plus that share more clients of each class; with
     ``topology``, on that topology's links instead (a variant's own loss):
-    its hosts are the same, as the generators draw the same numbers."""
+    its hosts are the same, as the generators draw the same numbers; with
+    ``added``, that many clients of each class named added (drawn apart)."""
     rng = random.Random(f"{spec.name}/network/{seed}")
     topology = topology or spec.network.topology
     graph = get_generator(topology.generator).build(topology.params, rng)
@@ -209,6 +215,8 @@ def plan_network(
 
     numbers = _ClientNumbers()
     for cgroup in spec.network.clients:
+        if not cgroup.count:
+            continue  # a class only variants add: it draws nothing here
         # Links come from a stream of their own: adding them to a spec moves
         # no other host.
         links = random.Random(f"{spec.name}/links/{seed}/{cgroup.name}")
@@ -230,14 +238,39 @@ def plan_network(
         )
 
     if extra_clients > 0:
-        # Growth: more clients of each class, drawn apart so that the
-        # network they join is the seed's network unchanged.
-        extra_rng = random.Random(f"{spec.name}/extra-clients/{seed}")
-        extra_placer = _Placer(graph, extra_rng)
-        for cgroup in spec.network.clients:
-            count = round(cgroup.count * extra_clients)
-            hosts += _clients(cgroup, count, extra_placer, extra_rng, numbers)
+        hosts += _grown_clients(spec, seed, graph, extra_clients, numbers)
+    if added:
+        hosts += _added_clients(spec, seed, graph, added, numbers)
     return NetworkPlan(seed, graph, tuple(hosts))
+
+
+def _grown_clients(
+    spec: Spec, seed: int, graph: nx.Graph, extra_clients: float, numbers: _ClientNumbers
+) -> list[Host]:
+    """Growth: that share more clients of each class, drawn apart so that
+    the network they join is the seed's network unchanged."""
+    extra_rng = random.Random(f"{spec.name}/extra-clients/{seed}")
+    extra_placer = _Placer(graph, extra_rng)
+    hosts = []
+    for cgroup in spec.network.clients:
+        if not cgroup.count:
+            continue  # a class only variants add: it draws nothing
+        count = round(cgroup.count * extra_clients)
+        hosts += _clients(cgroup, count, extra_placer, extra_rng, numbers)
+    return hosts
+
+
+def _added_clients(
+    spec: Spec, seed: int, graph: nx.Graph, added: Mapping[str, int], numbers: _ClientNumbers
+) -> list[Host]:
+    """A variant's added clients, each class's drawn from a stream of its
+    own, so that the network they join is the seed's network unchanged."""
+    hosts = []
+    for cgroup in spec.network.clients:
+        if cgroup.name in added:
+            rng = random.Random(f"{spec.name}/added-clients/{seed}/{cgroup.name}")
+            hosts += _clients(cgroup, added[cgroup.name], _Placer(graph, rng), rng, numbers)
+    return hosts
 
 
 def _relay(role: str, number: int, place: tuple[str, int], bandwidth: int) -> Host:

@@ -13,7 +13,7 @@ from runner.report.answers import change_text
 from runner.report.forest_rows import NOT_RUN, TOO_FEW, verdict_word
 from runner.report.markdown import table
 from runner.spec.claims import ClaimsLedger
-from runner.spec.hypotheses import QUANTILE_METRICS
+from runner.spec.hypotheses import QUANTILE_METRICS, SAME
 from runner.units import human_size
 
 HEADER = [
@@ -33,7 +33,8 @@ INTRO = (
     "-32.4% time), a rate metric reads a time change the same way, and counts are taken as "
     "given. *Reads*: the hypothesis's statistic (its quantile of each client's transfers, its "
     "size; a contrast's two client groups; an interaction's ratio of ratios) and the "
-    "smallest change it asks for. The project's change and its interval (at the level α "
+    "smallest change it asks for (for an equivalence, the margin it stays within). The "
+    "project's change and its interval (at the level α "
     "the Answers section explains) are the Answers section's; the last column says whether "
     "the paper's number lies inside that interval (- where the claim is qualitative or "
     "there is no interval)."
@@ -78,7 +79,8 @@ def _inside(claim: dict[str, Any]) -> str:
 
 def reading_text(record: dict[str, Any]) -> str:
     """What a hypothesis reads and the smallest change it asks for, from its
-    answers.json record: "p90 ttlb, 400 KiB: at least 10% decrease"."""
+    answers.json record: "p90 ttlb, 400 KiB: at least 10% decrease", or
+    for an equivalence "round_completion, peer over user: stays within ±15%"."""
     metric = str(record["metric"])
     what = metric
     if metric in QUANTILE_METRICS:
@@ -100,6 +102,8 @@ def reading_text(record: dict[str, Any]) -> str:
     if record.get("interaction"):
         parts.append("ratio of ratios")
     smallest = number(float(record["smallest_change"]) * 100, 0)
+    if record["expect"] == SAME:
+        return f"{', '.join(parts)}: stays within ±{smallest}%"
     return f"{', '.join(parts)}: at least {smallest}% {record['expect']}"
 
 

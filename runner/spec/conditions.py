@@ -67,7 +67,7 @@ def conditions_line(spec: Spec) -> str:
             f"the relays of {net.circuits.count} circuits drawn a seed from {net.circuits.file}"
         )
     clients = sum(g.count for g in net.clients if g.measured)
-    by_class = ", ".join(f"{g.count} {g.name}" for g in net.clients)
+    by_class = ", ".join(f"{g.count} {g.name}" for g in net.clients if g.count)
     parts = [
         f"{relays}, {sum(g.count for g in net.clients)} clients ({by_class})",
         f"{_minutes(spec.duration.measure)} of traffic a run",

@@ -9,7 +9,7 @@
         size: 5 MiB                  # transfer metrics only (default: every size)
         # or sizes: [400 KB, 5 MB]   # pooled: per seed, the mean of each size's log ratio
         quantile: 0.5                # of ttfb/ttlb per seed (default: the median)
-        expect: decrease             # or increase
+        expect: decrease             # or increase, or same (below)
         smallest_change: 10%         # the smallest change that would matter
         claim: {id: C1, figure: "Table I, 10 MB", change: -25.4%, reading: time}
         # or, for a question no paper states:
@@ -76,6 +76,8 @@ METRICS = {
 TRANSFER_METRICS = ("ttfb", "ttlb", "after_first_byte", "goodput")
 QUANTILE_METRICS = ("ttfb", "ttlb", "after_first_byte")
 DIRECTIONS = ("decrease", "increase")
+SAME = "same"  # an equivalence: the change stays within +-smallest_change
+EXPECTATIONS = (*DIRECTIONS, SAME)
 OTHERS = "others"  # a contrast's group: every measured client not in the hypothesis's class
 
 
@@ -107,8 +109,8 @@ class Hypothesis:
     variant: str = yaml_key(required=True)
     reference: str = yaml_key()  # a contrast's is its variant
     metric: str = yaml_key(Param("str", choices=tuple(METRICS), required=True))
-    expect: str = yaml_key(Param("str", choices=DIRECTIONS, required=True))
-    # A fraction, such as 0.1.
+    expect: str = yaml_key(Param("str", choices=EXPECTATIONS, required=True))
+    # A fraction, such as 0.1; for ``same`` the margin.
     smallest_change: float = yaml_key(Param("share", minimum=0.001, maximum=10, required=True))
     # A client class; None: every measured client.
     cls: str | None = yaml_key(name="class", default=None)
@@ -173,7 +175,21 @@ class Hypothesis:
 
     @property
     def direction(self) -> int:
-        return -1 if self.expect == "decrease" else 1
+        """-1 for a decrease, +1 for an increase, 0 for ``same`` (none)."""
+        return {"decrease": -1, "increase": 1}.get(self.expect, 0)
+
+    @property
+    def equivalence(self) -> bool:
+        """Whether it states that the change stays within its margin."""
+        return self.expect == SAME
+
+    @property
+    def asks(self) -> str:
+        """What it expects of the change, in words: "decrease by at least
+        10%", "stay within +-15%"."""
+        if self.equivalence:
+            return f"stay within ±{self.smallest_change:.0%}"
+        return f"{self.expect} by at least {self.smallest_change:.0%}"
 
     @property
     def variants(self) -> tuple[str, ...]:
@@ -208,12 +224,11 @@ class Hypothesis:
             if self.reference != self.variant:
                 return (
                     f"{self.variant} vs {self.reference}: the change in {what} of {where} "
-                    f"over {against}'s, seed by seed, should {self.expect} by at least "
-                    f"{self.smallest_change:.0%}"
+                    f"over {against}'s, seed by seed, should {self.asks}"
                 )
             return (
                 f"{self.variant}: {what} of {where} over {against}'s, in the same runs, should "
-                f"{self.expect} by at least {self.smallest_change:.0%}"
+                f"{self.asks}"
             )
         if self.same_clients:
             where += f" (the same clients in {self.reference}'s runs)"
@@ -221,12 +236,9 @@ class Hypothesis:
             other = f"{self.interaction[0]} vs {self.interaction[1]}"
             return (
                 f"({self.variant} vs {self.reference}) / ({other}): the ratio of {what} "
-                f"({where}) should {self.expect} by at least {self.smallest_change:.0%}"
+                f"({where}) should {self.asks}"
             )
-        return (
-            f"{self.variant} vs {self.reference}: {what} ({where}) should {self.expect} "
-            f"by at least {self.smallest_change:.0%}"
-        )
+        return f"{self.variant} vs {self.reference}: {what} ({where}) should {self.asks}"
 
 
 def _interaction(value: Any, where: Where, variants: list[str]) -> tuple[str, str]:

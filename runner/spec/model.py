@@ -102,7 +102,9 @@ RANGE_LINK_ONLY = ("down", "up")
 @dataclass(frozen=True, kw_only=True)
 class ClientGroup:
     name: str  # the class: perf, web, bulk, ...
-    count: int = yaml_key(Param("int", minimum=1, required=True))
+    # 0: a class the network leaves out, whose clients only the variants
+    # that add them (``add_clients``) have.
+    count: int = yaml_key(Param("int", minimum=0, required=True))
     workload: str = yaml_key(required=True)
     bandwidth_down: int = yaml_key(name="bandwidth")
     regions: tuple[str, ...] = yaml_key()
@@ -204,6 +206,10 @@ class Variant:
     # variant can leave out clients the network has, keeping the rest as
     # they are.
     clients: dict[str, int] = yaml_key(default_factory=dict)
+    # This many clients of each class named added to the seed's network,
+    # drawn apart so that the network they join is unchanged (as growth's
+    # are): a class the network has none of (count 0) in one variant.
+    add_clients: dict[str, int] = yaml_key(default_factory=dict)
     # Cross-traffic flows per relay in this variant, instead of the
     # network's count (0: none); None keeps the network's.
     cross_flows: int | None = yaml_key(default=None)
@@ -246,7 +252,7 @@ class Variant:
 # identity and a spec's canonical form while empty, so that specs that do
 # not give them keep both (runner.network.identity, runner.spec.canonical).
 LEFT_OUT_WHILE_EMPTY: dict[type, tuple[str, ...]] = {
-    Variant: ("pinned_path", "cross_rate", "pace"),
+    Variant: ("pinned_path", "cross_rate", "pace", "add_clients"),
     Network: ("circuits",),
     Hypothesis: ("same_clients",),
     ClaimsLedger: ("conditions",),

@@ -47,7 +47,12 @@ def _expected(
 ) -> float | None:
     """``variant``'s seconds of traffic, slack included; None unless each of
     its measured clients ends after its cycles."""
-    groups = [g for g in network.clients if g.measured and variant.clients.get(g.name, g.count) > 0]
+    groups = [
+        g
+        for g in network.clients
+        if g.measured
+        and variant.clients.get(g.name, g.count) + variant.add_clients.get(g.name, 0) > 0
+    ]
     times = []
     for group in groups:
         workload = workloads[group.workload]

@@ -99,6 +99,7 @@ def _variant(name: Any, value: Any, where: Where, known: _Known) -> Variant:
         client_relays=_shares(body.get("client_relays"), where.child("client_relays"), classes),
         **simple_values(Variant, body, where),
         clients=_client_caps(body.get("clients"), where.child("clients"), classes),
+        add_clients=_added_clients(body.get("add_clients"), where.child("add_clients"), classes),
         cross_flows=_cross_flows(body.get("cross_flows"), where.child("cross_flows")),
         factors=_factor_levels(body.get(FACTORS), where.child(FACTORS)),
         consensus_from=parse_measured(
@@ -230,6 +231,17 @@ def _shares(value: Any, where: Where, names: Collection[str]) -> dict[str, float
         names,
         Param("float", minimum=0.0, maximum=1.0),
         ("name to a share between 0 and 1", "name"),
+    )
+
+
+def _added_clients(value: Any, where: Where, classes: Collection[str]) -> dict[str, int]:
+    """A mapping of client class to the clients of it a variant adds."""
+    return _by_name(
+        value,
+        where,
+        classes,
+        Param("int", minimum=1),
+        ("client class to a number of clients", "client class"),
     )
 
 
