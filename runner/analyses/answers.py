@@ -72,6 +72,7 @@ from runner.analyses.family import (
 from runner.analyses.from_data import from_data
 from runner.analyses.inputs import ChangeKey
 from runner.analyses.power import MIN_SEEDS, Target, seeds_to_decisive
+from runner.analyses.relay_work import RelayCpuPerByte, RelayWork, relay_work, unmeasured
 from runner.analyses.runs import complete, read_spec_runs
 from runner.analyses.sequential import (
     ALPHA,
@@ -95,10 +96,10 @@ from runner.analyses.transfers import METRICS
 from runner.analyses.workload_rounds import ClientRoundMean, Round, class_phases, rounds
 from runner.layout import Layout
 from runner.spec.claims import METRIC_READINGS, ClaimsLedger
-from runner.spec.hypotheses import QUANTILE_METRICS, Hypothesis
+from runner.spec.hypotheses import QUANTILE_METRICS, RELAY_METRICS, Hypothesis
 from runner.spec.model import DEFAULT_SKEW, Spec
 from runner.spec.rule import rule_fingerprint
-from runner.tables.schema import CLIENTS, SERVED, TransferRow
+from runner.tables.schema import CLIENTS, PROCESS_CPU, RELAY_LOAD, SERVED, TransferRow
 
 SUPPORTED = "supported"
 CONTRADICTED = "contradicted"
@@ -247,11 +248,13 @@ def per_seed_samples(
     transfers: Iterable[TransferRow],
     bandwidths: Sequence[ClientBandwidth],
     rounds: Sequence[Round],
+    work: Sequence[RelayWork] = (),
 ) -> tuple[dict[tuple[int, int], ClientValues], Callable[[Any], float]]:
     """(side, seed) -> each measured client's values the hypothesis's
     statistic is taken over (side: the index in ``h.sides``), and that
     statistic. Every metric keeps its values per client, so that every
-    client counts once and the plan can tell clients' spread from seeds'."""
+    client counts once and the plan can tell clients' spread from seeds';
+    a relay metric keeps them per relay (``work``: runner.analyses.relay_work)."""
     transfers = list(transfers)
     collected: dict[tuple[int, int], dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
 
@@ -297,6 +300,10 @@ def per_seed_samples(
             if row.measured and row.success:
                 add(row.variant, row.seed, row.cls, row.host, 1.0)
         return samples(), ClientCount()
+    if h.metric == "relay_cpu_per_byte":
+        for w in work:
+            add(w.variant, w.seed, "", w.relay, (w.cpu_s, w.moved_bytes))
+        return samples(), RelayCpuPerByte()
     value_of = METRICS[h.metric]
     for row in transfers:
         if not row.measured or not row.success or (h.size is not None and row.size != h.size):
@@ -385,6 +392,8 @@ class Observed:
     design: SequentialDesign | None = None
     reading: Reading = DEFAULT_READING  # the family's allowance, for one look
     before_first_look: bool = False  # in rounds, short of the design's first look
+    # Why the runs hold nothing for it to read (a relay metric's CPU under Shadow).
+    missing: str | None = None
 
     @property
     def log_ratios(self) -> list[float]:
@@ -399,21 +408,23 @@ def observe(
     design: SequentialDesign | None = None,
     seeds_ran: int | None = None,
     reading: Reading = DEFAULT_READING,
+    work: Sequence[RelayWork] = (),
 ) -> Observed:
     """``design``: the seeds ran in rounds of this design, ``seeds_ran`` of
     them so far; the interval is then that look's repeated confidence
-    interval (the first look's, with no verdict, before it)."""
+    interval (the first look's, with no verdict, before it). ``work``: the
+    relays' CPU and bytes per run, which a relay metric reads."""
     transfers = list(transfers)
     change = (
         pooled_change(h, transfers, bandwidths, rounds)
         if h.sizes
-        else _plain_change(h, transfers, bandwidths, rounds)
+        else _plain_change(h, transfers, bandwidths, rounds, work)
     )
     look, before = None, False
     if design is not None:
         found = design.look_of(seeds_ran if seeds_ran is not None else len(change.ratios))
         look, before = (0, True) if found is None else (found, False)
-    return Observed(h, change, look, design, reading, before)
+    return Observed(h, change, look, design, reading, before, unmeasured(h, work))
 
 
 def _plain_change(
@@ -421,8 +432,9 @@ def _plain_change(
     transfers: Sequence[TransferRow],
     bandwidths: Sequence[ClientBandwidth],
     rounds: Sequence[Round],
+    work: Sequence[RelayWork] = (),
 ) -> PairedChange:
-    samples, statistic = per_seed_samples(h, transfers, bandwidths, rounds)
+    samples, statistic = per_seed_samples(h, transfers, bandwidths, rounds, work)
     return seed_change(h, seed_samples(h, samples), statistic)
 
 
@@ -482,8 +494,8 @@ def answer_at(o: Observed, alpha: float) -> Answer:
     estimate = ratio_change_ci(o.change.ratios, critical=found_criticals)
     h = o.hypothesis
     found = verdict(estimate, h) if estimate.n >= MIN_INTERVAL_SEEDS else UNDETERMINED
-    held = None
-    if o.before_first_look and o.design is not None:
+    held = o.missing
+    if o.before_first_look and o.design is not None and held is None:
         found, held = UNDETERMINED, f"before the design's first look ({o.design.looks[0]} seeds)"
     low_t, high_t = found_criticals if found_criticals is not None else (None, None)
     return Answer(
@@ -574,9 +586,10 @@ def answer(
     design: SequentialDesign | None = None,
     seeds_ran: int | None = None,
     alpha: float = ALPHA,
+    work: Sequence[RelayWork] = (),
 ) -> Answer:
     """One hypothesis on its own, at level ``alpha`` (see ``observe``)."""
-    o = observe(h, transfers, bandwidths, rounds, design, seeds_ran)
+    o = observe(h, transfers, bandwidths, rounds, design, seeds_ran, work=work)
     return with_prediction(answer_at(o, alpha), o)
 
 
@@ -585,6 +598,13 @@ def hypothesis_rounds(spec: Spec, layout: Layout, transfers: Sequence[TransferRo
     if not any(h.metric == "round_completion" for h in spec.hypotheses):
         return []
     return rounds(transfers, SERVED.read_from(layout), class_phases(spec))
+
+
+def hypothesis_relay_work(spec: Spec, layout: Layout) -> list[RelayWork]:
+    """The relays' CPU and bytes per run, where a hypothesis reads them."""
+    if not any(h.metric in RELAY_METRICS for h in spec.hypotheses):
+        return []
+    return relay_work(PROCESS_CPU.read_from(layout), RELAY_LOAD.read_from(layout))
 
 
 def post_hoc(spec: Spec, layout: Layout) -> str | None:
@@ -623,6 +643,7 @@ def answers(spec: Spec, layout: Layout, transfers: list[TransferRow]) -> list[An
     clients = CLIENTS.read_from(layout)
     bandwidths = per_client(transfers, clients)
     all_rounds = hypothesis_rounds(spec, layout, transfers)
+    work = hypothesis_relay_work(spec, layout)
     reading = reading_of(spec)
     design = SequentialDesign.of(spec, reading.tails)
     return decide_family(
@@ -635,6 +656,7 @@ def answers(spec: Spec, layout: Layout, transfers: list[TransferRow]) -> list[An
                 design,
                 len(shared_seeds(spec, h)),
                 reading,
+                work,
             )
             for h in spec.hypotheses
         ]

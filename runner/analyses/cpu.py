@@ -28,11 +28,18 @@ class RelayCpu:
     change: Estimate | None  # against the baseline, paired by seed
 
 
+def relay_tor(row: ProcessCpu) -> bool:
+    """Whether ``row`` is a relay's tor: a host whose role is a relay role
+    (not an authority, a server, or a client, even one that also runs a
+    relay, whose tor carries its own traffic too)."""
+    return row.program == "tor" and row.role in RELAY_ROLES
+
+
 def per_run(rows: Sequence[ProcessCpu]) -> dict[tuple[str, str, int], float]:
     """(variant, role, seed) -> mean CPU seconds of the role's relays' tor."""
     groups: dict[tuple[str, str, int], list[float]] = defaultdict(list)
     for r in rows:
-        if r.program == "tor" and r.role in RELAY_ROLES:
+        if relay_tor(r):
             groups[(r.variant, r.role, r.seed)].append(r.cpu_s)
             groups[(r.variant, ALL_RELAYS, r.seed)].append(r.cpu_s)
     return {key: statistics.fmean(values) for key, values in groups.items()}

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -46,6 +46,7 @@ from runner.analyses.answers import (
     CONFIRMATORY,
     family,
     first_step_alpha,
+    hypothesis_relay_work,
     hypothesis_rounds,
     per_seed_samples,
     pooled_ratios,
@@ -62,6 +63,7 @@ from runner.analyses.power import (
     seeds_to_decisive_many,
     simulate_rounds,
 )
+from runner.analyses.relay_work import RelayWork, unmeasured
 from runner.analyses.runs import complete, read_spec_runs
 from runner.analyses.sequential import ALPHA, Reading, SequentialDesign
 from runner.analyses.stats import ClientValues, resample_within
@@ -85,7 +87,7 @@ from runner.planning.plan_load import (
     role_capacity,
 )
 from runner.planning.seed_rounds import variants_compared
-from runner.spec.hypotheses import Hypothesis
+from runner.spec.hypotheses import RELAY_METRICS, Hypothesis
 from runner.spec.model import DEFAULT_DECIDE_FROM, Spec
 from runner.tables.runs import RunRow
 from runner.tables.schema import RelayLoad, TransferRow
@@ -163,6 +165,7 @@ def spread(
     transfers: Sequence[TransferRow],
     bandwidths: Sequence[ClientBandwidth],
     rounds: Sequence[Round] = (),
+    work: Sequence[RelayWork] = (),
 ) -> Spread | None:
     """The parts of one hypothesis's spread; None under two paired seeds.
     The client part is the clients' own (what resampling the clients, the
@@ -171,9 +174,11 @@ def spread(
     OWN_SPREAD_SEEDS seeds the seeds' own spread is the total the design
     as run predicts: where the within-seed bootstraps exceed it, they are
     scaled down to fit inside it. An interaction's or a pooled hypothesis's
-    spread is its seeds' spread alone (no part is split off)."""
-    if h.sizes or h.ratio_of_ratios:
-        return _seeds_only(h, transfers, bandwidths, rounds)
+    spread is its seeds' spread alone (no part is split off), and so is a
+    relay metric's (its values are relays', which more clients do not
+    average: ``work``, the relays' CPU and bytes per run)."""
+    if h.sizes or h.ratio_of_ratios or h.metric in RELAY_METRICS:
+        return _seeds_only(h, transfers, bandwidths, rounds, work)
     samples, statistic = per_seed_samples(h, transfers, bandwidths, rounds)
     seeded = seeded_samples(h, samples)
     rng = np.random.default_rng(0)
@@ -220,14 +225,16 @@ def _seeds_only(
     transfers: Sequence[TransferRow],
     bandwidths: Sequence[ClientBandwidth],
     rounds: Sequence[Round],
+    work: Sequence[RelayWork] = (),
 ) -> Spread | None:
-    """The spread of a ratio of ratios or a pooled hypothesis: its seeds' alone."""
+    """The spread of a ratio of ratios, a pooled hypothesis or a relay
+    metric: its seeds' alone."""
     if h.sizes:
         per_seed = tuple(
             (seed, math.log(r)) for seed, r in pooled_ratios(h, transfers, bandwidths, rounds)
         )
     else:
-        samples, statistic = per_seed_samples(h, transfers, bandwidths, rounds)
+        samples, statistic = per_seed_samples(h, transfers, bandwidths, rounds, work)
         per_seed = tuple(
             (seed, math.log(ratios[0]))
             for seed, sides in seeded_samples(h, samples)
@@ -691,6 +698,8 @@ class Plan:
     pilot: str  # the experiment whose runs the plan comes from
     base: Alternative  # how the design planned for differs from the pilot's
     conditions: PilotConditions | None = None  # what the cost was measured under
+    # hypothesis -> why the pilot's runs hold nothing it reads (relay CPU under Shadow)
+    unmeasured: dict[str, str] = field(default_factory=dict)
 
     @property
     def best(self) -> Prediction | None:
@@ -768,12 +777,13 @@ def make_plan(
     planned = target or spec
     measurable = replace(spec, hypotheses=pilot_hypotheses(spec, planned))
     rounds = hypothesis_rounds(measurable, layout, transfers)
+    work = [w for w in hypothesis_relay_work(measurable, layout) if w.seed in seeds]
     bandwidths = [b for b in bandwidths if b.seed in seeds]
     loads = [r for r in loads if r.seed in seeds]
     spreads = {
         h.name: s
         for h in measurable.hypotheses
-        if (s := spread(h, transfers, bandwidths, rounds)) is not None
+        if (s := spread(h, transfers, bandwidths, rounds, work)) is not None
     }
     base = scaling(spec, planned) if target else Alternative("pilot")
     costs, shapes, placements = _pilot_runs(spec, layout, transfers)
@@ -823,6 +833,7 @@ def make_plan(
         spec.name,
         base,
         pilot_conditions(placements, cost, costs),
+        {h.name: why for h in measurable.hypotheses if (why := unmeasured(h, work))},
     )
 
 
@@ -854,11 +865,13 @@ def plan_data(plan: Plan) -> dict[str, Any]:
     decides every hypothesis, and every confirmatory one, all together
     (``simulated`` false: approximated, see joint_plan.approximate_rule);
     ``seeds_needed`` is the fixed-size seeds at the pilot's figures and
-    ``seeds_needed_interval`` its 80% interval over the pilot's unknowns."""
+    ``seeds_needed_interval`` its 80% interval over the pilot's unknowns;
+    ``unmeasured``: per hypothesis the runs hold nothing for, why."""
     names, corr = hypothesis_correlation(plan.spreads, plan.hypotheses)
     return {
         "seeds": list(plan.seeds),
         "spreads": {name: vars(s) for name, s in plan.spreads.items()},
+        "unmeasured": plan.unmeasured,
         "correlation": {"hypotheses": names, "matrix": corr.round(4).tolist()},
         "cost": vars(plan.cost) if plan.cost else None,
         "pilot_conditions": vars(plan.conditions) if plan.conditions else None,

@@ -87,7 +87,8 @@ def _spread_section(plan: Plan) -> list[str]:
     for h in plan.hypotheses:
         s = plan.spreads.get(h.name)
         if s is None:
-            rows.append([h.name, "n/a", "-", "-", "-", "-", "under 2 paired seeds"])
+            why = plan.unmeasured.get(h.name, "under 2 paired seeds")
+            rows.append([h.name, "n/a", "-", "-", "-", "-", why])
             continue
         needed = first.fixed_seeds.get(h.name) if first else None
         rows.append(

@@ -15,7 +15,8 @@ hypothesis's own reading.
 
 A claim's ``change`` is the paper's number as the paper gives it (a signed
 percentage; left out for a qualitative claim) and ``reading`` what kind of
-reading it is: a ``time``, a ``throughput`` or a ``count``. The report puts
+reading it is: a ``time``, a ``throughput``, a ``count`` or a ``cpu`` figure
+(CPU time or utilisation, which only a CPU metric reads). The report puts
 it in the reading of the hypothesis's metric (in_reading) beside the
 project's change.
 """
@@ -31,7 +32,7 @@ from runner.params import Where
 from runner.spec.keys import mapping_of, yaml_key
 from runner.units import short
 
-READINGS = ("time", "throughput", "count")
+READINGS = ("time", "throughput", "count", "cpu")
 # What kind of reading each hypothesis metric is (runner.spec.hypotheses.METRICS).
 METRIC_READINGS = {
     "ttfb": "time",
@@ -41,6 +42,7 @@ METRIC_READINGS = {
     "goodput": "throughput",
     "client_bandwidth": "throughput",
     "downloads_completed": "count",
+    "relay_cpu_per_byte": "cpu",
 }
 _ID = re.compile(r"^[A-Z][0-9]{1,3}$")
 _CHANGE = re.compile(r"^[+-][0-9]+(\.[0-9]+)?%$")
@@ -77,11 +79,28 @@ def in_reading(change: float, reading: str, metric: str) -> float:
     ``metric``: a time metric reads a throughput change X as the time change
     1/(1+X) - 1 (+48% throughput is -32.4% time), a rate metric reads a
     time change T as 1/(1+T) - 1; counts, and readings of the metric's own
-    kind, are taken as given."""
+    kind, are taken as given. A CPU figure is read by a CPU metric only
+    (check_reading), as given."""
     kind = METRIC_READINGS[metric]
     if reading == kind or "count" in (reading, kind):
         return change
     return 1 / (1 + change) - 1
+
+
+def check_reading(claim: Claim, metric: str, where: Where) -> None:
+    """A paper's CPU figure is read by a CPU metric, and a CPU metric reads
+    only a CPU figure: neither converts to a time or a throughput."""
+    kind = METRIC_READINGS[metric]
+    if claim.reading is None or (claim.reading == "cpu") == (kind == "cpu"):
+        return
+    if kind == "cpu":
+        raise where.child("reading").error(
+            f"{metric} reads a paper's CPU figure: expected `reading: cpu`, got {claim.reading!r}"
+        )
+    cpu_metrics = ", ".join(m for m, k in METRIC_READINGS.items() if k == "cpu")
+    raise where.child("reading").error(
+        f"a CPU figure is read by {cpu_metrics} only, not {metric} ({kind})"
+    )
 
 
 def _text(value: Any, where: Where, what: str) -> str:

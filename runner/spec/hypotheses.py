@@ -57,7 +57,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from runner.params import Param, Where, mapping_with_keys
-from runner.spec.claims import Claim, in_reading, parse_claim, parse_extension
+from runner.spec.claims import (
+    Claim,
+    check_reading,
+    in_reading,
+    parse_claim,
+    parse_extension,
+)
 from runner.spec.keys import mapping_of, simple_values, yaml_key
 from runner.units import human_size
 
@@ -72,9 +78,14 @@ METRICS = {
     "round_completion": "a round's completion time (the mean over a seed's clients of each "
     "one's mean over its complete rounds within Tukey's fences of its own rounds)",
     "downloads_completed": "transfers completed in a run",
+    "relay_cpu_per_byte": "the relays' tor CPU seconds over the bytes they read and wrote, "
+    "summed over a run's relays in its measured period (local backend only: runs under "
+    "Shadow have no process CPU)",
 }
 TRANSFER_METRICS = ("ttfb", "ttlb", "after_first_byte", "goodput")
 QUANTILE_METRICS = ("ttfb", "ttlb", "after_first_byte")
+# Read from a run's relays, not its clients: no class, contrast or size.
+RELAY_METRICS = ("relay_cpu_per_byte",)
 DIRECTIONS = ("decrease", "increase")
 SAME = "same"  # an equivalence: the change stays within +-smallest_change
 EXPECTATIONS = (*DIRECTIONS, SAME)
@@ -205,7 +216,7 @@ class Hypothesis:
         return in_reading(self.claim.change, self.claim.reading, self.metric)
 
     def describe(self) -> str:
-        where = self.cls or "all clients"
+        where = self.cls or ("relays" if self.metric in RELAY_METRICS else "all clients")
         if self.phase is not None:
             where += f", phase {self.phase}"
         if self.size is not None:
@@ -282,6 +293,7 @@ def _hypothesis(
     """One hypothesis from its keys (``simple``: its simple values, checked)."""
     metric = simple["metric"]
     cls = item.get("class")
+    _check_relay_metric(item, at, metric)
     _check_groups(item, at, metric, classes)
     contrast = _contrast(item, at, cls)
     if contrast is None and "reference" not in item:
@@ -295,6 +307,9 @@ def _hypothesis(
         raise at.child("reference").error("expected a variant other than `variant`")
     _check_same_clients(simple, at, metric, cls, contrast)
     _check_metric_keys(item, at, metric)
+    claim_or_extension = _claim_or_extension(item, at)
+    if claim_or_extension.get("claim") is not None:
+        check_reading(claim_or_extension["claim"], metric, at.child("claim"))
     simple = simple | {"sizes": tuple(simple.get("sizes") or ())}
     hypothesis = Hypothesis(
         **simple,
@@ -302,7 +317,7 @@ def _hypothesis(
         reference=str(reference),
         cls=cls,
         why=str(item.get("why", "")).strip(),
-        **_claim_or_extension(item, at),
+        **claim_or_extension,
         exploratory=_exploratory(item, at),
         interaction=_interaction(item["interaction"], at.child("interaction"), variants)
         if "interaction" in item
@@ -316,6 +331,17 @@ def _hypothesis(
             "expected another pair than variant and reference (their ratio over itself is 1)"
         )
     return hypothesis
+
+
+def _check_relay_metric(item: dict[str, Any], at: Where, metric: str) -> None:
+    """A relay metric reads every relay of a run: no client group to choose."""
+    if metric not in RELAY_METRICS:
+        return
+    for key in ("class", "contrast", "same_clients"):
+        if key in item:
+            raise at.child(key).error(
+                f"{metric} reads a run's relays, not its clients: expected no `{key}:`"
+            )
 
 
 def _check_groups(item: dict[str, Any], at: Where, metric: str, classes: list[str]) -> None:
