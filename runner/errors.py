@@ -16,6 +16,11 @@ class SpecError(Exception):
         self.expected = expected
 
 
+class DataMissingError(SpecError):
+    """A data file a spec names is not on this machine. Stages that only
+    re-read stored runs go on without it, saying what they left out."""
+
+
 class PrerequisiteError(Exception):
     """A program the runner needs is missing or of a version it cannot use."""
 

@@ -233,3 +233,29 @@ def test_relays_and_circuits_together_are_refused(tmp_path: Path) -> None:
     with pytest.raises(SpecError) as error:
         load_spec(path)
     assert error.value.key == "network.relays" and "not both" in error.value.expected
+
+
+def test_the_pinned_check_says_it_could_not_draw_the_pins_without_the_file(
+    tmp_path: Path,
+) -> None:
+    # Stored runs are analysed where the data file may be absent (a fresh
+    # clone): the pinned-path check says so instead of failing the stage.
+    from types import SimpleNamespace
+    from typing import cast
+
+    from runner.analyses.inputs import Inputs
+    from runner.analyses.pinned import pinned_result
+    from runner.errors import DataMissingError
+
+    spec = _spec(tmp_path)
+    (tmp_path / "circuits.dat").unlink()
+    variant = next(v for v in spec.variants if v.pinned_path > 0)
+    inputs = SimpleNamespace(
+        spec=spec, circuits=[], measured_clients={(variant.name, 101): [("c", "web3n")]}
+    )
+    found = pinned_result(cast(Inputs, inputs))
+    assert found.runs == [] and found.failures == []
+    assert "cannot read the circuits file" in found.unchecked
+    assert str(tmp_path / "circuits.dat") in found.unchecked
+    with pytest.raises(DataMissingError):  # a spec error elsewhere, as before
+        drawn_circuits(spec, 101)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from runner.analyses.inputs import Inputs
 from runner.checks import Failure
+from runner.errors import DataMissingError
 from runner.network.mixing import variant_plan
 from runner.network.pinned_paths import PinnedPath, drawn_paths, pinned_paths
 from runner.tables.schema import CircuitRow
@@ -73,6 +74,9 @@ class PinnedRun:
 class PinnedResult:
     runs: list[PinnedRun]
     failures: list[Failure]
+    # Why no run was checked, where the pins cannot be drawn again here
+    # (a data file the draw reads is not on this machine).
+    unchecked: str = ""
 
 
 def _counted(c: CircuitRow) -> bool:
@@ -127,7 +131,10 @@ def pinned_result(inp: Inputs) -> PinnedResult:
     for (variant, seed), clients in sorted(inp.measured_clients.items()):
         if variant not in pinned:
             continue
-        plan = variant_plan(spec, pinned[variant], seed)
+        try:
+            plan = variant_plan(spec, pinned[variant], seed)
+        except DataMissingError as missing:
+            return PinnedResult([], [], unchecked=str(missing))
         pins = pinned_paths(spec, pinned[variant], plan)
         full = drawn_paths(spec, plan)
         for host, _ in clients:

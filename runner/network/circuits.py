@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.datasets import data_dir
-from runner.errors import DataError, SpecError
+from runner.errors import DataError, DataMissingError, SpecError
 from runner.spec.model import CircuitSample, Spec
 
 HOPS = 3  # as ParseFile reads them: entry, middle, exit
@@ -110,7 +110,7 @@ def _read(path: Path, sha256: str, spec_path: str) -> tuple[Circuit, ...]:
     try:
         data = path.read_bytes()
     except OSError as e:
-        raise SpecError(
+        raise DataMissingError(
             spec_path,
             KEY,
             f"cannot read the circuits file {path} ({e.strerror}): give an absolute path, or "

@@ -15,6 +15,9 @@ from runner.report.markdown import table
 
 def pinned_section(result: PinnedResult, inp: Inputs, out: Path) -> Section:
     section = Section()
+    if result.unchecked:
+        section.lines += ["", "## Pinned paths", "", f"Not checked here: {result.unchecked}."]
+        return section
     if not result.runs:
         return section
     section.checks.append(
