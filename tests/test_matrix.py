@@ -15,7 +15,7 @@ from tests.conftest import CI_SMALL, ROOT
 
 
 @pytest.mark.parametrize(
-    ("name", "scenarios", "count"), [("congestion-small", 3, 29), ("congestion", 7, 123)]
+    ("name", "scenarios", "count"), [("congestion-small", 3, 30), ("congestion", 7, 128)]
 )
 def test_the_congestion_matrices_cross_scenario_mechanism_and_loss(
     name: str, scenarios: int, count: int
@@ -48,6 +48,13 @@ def test_the_congestion_matrices_cross_scenario_mechanism_and_loss(
             ("tree", "backtapnstor", "noloss"),
             ("tree", "maruthopnstor", "noloss"),
         ]
+    # The authors' Marut (the staged tor): congestion-small's tree without
+    # loss, where B3 is asked; the paper's scenarios without loss at full size.
+    authors = {(s, loss) for s, m, loss in by_levels if m == "marutauthors"}
+    assert {loss for _, loss in authors} == {"noloss"}
+    assert ({s for s, _ in authors} == {"tree"}) == (name == "congestion-small")
+    assert all(v.tor == "staged" for k, v in by_levels.items() if k[1] == "marutauthors")
+    assert all(v.tor == "patched" for k, v in by_levels.items() if k[1] != "marutauthors")
     # Tor's thresholds and N3 on the forms that run everywhere, the design's
     # beside them; every hop window variant logs its circuits.
     hop = {"cc_alg": 0, "hop_window": 1, "hop_window_circuit_log": 10}
@@ -223,7 +230,7 @@ def test_validate_expand_prints_a_plain_spec_that_loads_the_same(
     text = capsys.readouterr().out
     data = yaml.safe_load(text)
     # The matrix's 29 and the 6 plain round-robin variants beside them.
-    assert "matrix" not in data and len(data["variants"]) == 35
+    assert "matrix" not in data and len(data["variants"]) == 38
     again = parse_spec(data, "expanded.yaml")
     assert again.variants == load_spec(path).variants
 
@@ -240,6 +247,8 @@ def test_a_round_robin_variant_is_its_matrix_twin_with_the_scheduler_switched() 
         "hop4-fixed-noloss-rr",
         "hop4-backtap-noloss-rr",
         "hop4-maruthop-noloss-rr",
+        "tree-backtapnstor-noloss-rr",
+        "tree-marutauthors-noloss-rr",
     ]
     for variant in twins:
         twin = spec.variant(variant.name.removesuffix("-rr"))

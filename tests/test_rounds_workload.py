@@ -156,12 +156,13 @@ def test_phase_of_vertex_reads_client_and_server_names() -> None:
 USER = "    user:  {count: 1, workload: phases, bandwidth: 1 Gbit, regions: [nyc]}\n"
 
 
-def _with_peer(tmp_path: Path, cap: str = "peer") -> Path:
-    """mctor-small with a second user, ``peer``, that the base scenario
-    leaves out (a cap naming ``cap``)."""
+def _with_peer(tmp_path: Path, cap: str = "second") -> Path:
+    """mctor-small with a second user, ``second`` (mctor-small's own
+    ``peer`` class is the fair scenario's), that the base scenario leaves
+    out (a cap naming ``cap``)."""
     text = (CONFIGS / "mctor-small.yaml").read_text()
     assert USER in text
-    text = text.replace(USER, USER + USER.replace("user: ", "peer: "))
+    text = text.replace(USER, USER + USER.replace("user: ", "second: "))
     text = text.replace(
         "        description: one user\n",
         f"        description: one user\n        clients: {{{cap}: 0}}\n",
@@ -181,9 +182,9 @@ def test_variant_client_caps_leave_clients_out_and_keep_the_rest(tmp_path: Path)
         return {h.name: h.cls for h in plan.hosts if h.role == "client"}  # type: ignore[attr-defined]
 
     assert sorted(clients(base).values()) == ["user"]
-    assert sorted(clients(busy).values()) == ["peer", "user"]
+    assert sorted(clients(busy).values()) == ["second", "user"]
     # The hosts a variant keeps are the same hosts, placed the same way.
-    others = {h.name: h for h in busy.hosts if h.cls != "peer"}
+    others = {h.name: h for h in busy.hosts if h.cls != "second"}
     assert {h.name: h for h in base.hosts} == others
     # The busy scenario's competition is cross traffic on the middle's host.
     assert variants["busy-n5-uniform-noloss"].cross_flows is None
