@@ -98,8 +98,8 @@ def _variant(name: Any, value: Any, where: Where, known: _Known) -> Variant:
         fractions=_shares(body.get("fractions"), where.child("fractions"), set(torrc)),
         client_relays=_shares(body.get("client_relays"), where.child("client_relays"), classes),
         **simple_values(Variant, body, where),
-        clients=_client_caps(body.get("clients"), where.child("clients"), classes),
-        add_clients=_added_clients(body.get("add_clients"), where.child("add_clients"), classes),
+        clients=_client_counts(body.get("clients"), where.child("clients"), classes, 0),
+        add_clients=_client_counts(body.get("add_clients"), where.child("add_clients"), classes, 1),
         cross_flows=_cross_flows(body.get("cross_flows"), where.child("cross_flows")),
         factors=_factor_levels(body.get(FACTORS), where.child(FACTORS)),
         consensus_from=parse_measured(
@@ -234,23 +234,16 @@ def _shares(value: Any, where: Where, names: Collection[str]) -> dict[str, float
     )
 
 
-def _added_clients(value: Any, where: Where, classes: Collection[str]) -> dict[str, int]:
-    """A mapping of client class to the clients of it a variant adds."""
+def _client_counts(
+    value: Any, where: Where, classes: Collection[str], least: int
+) -> dict[str, int]:
+    """A mapping of client class to a number of clients (at least ``least``):
+    those a variant adds (``add_clients``, 1) or the most it keeps
+    (``clients``, 0)."""
     return _by_name(
         value,
         where,
         classes,
-        Param("int", minimum=1),
-        ("client class to a number of clients", "client class"),
-    )
-
-
-def _client_caps(value: Any, where: Where, classes: Collection[str]) -> dict[str, int]:
-    """A mapping of client class to the most clients of it a variant keeps."""
-    return _by_name(
-        value,
-        where,
-        classes,
-        Param("int", minimum=0),
+        Param("int", minimum=least),
         ("client class to a number of clients", "client class"),
     )
