@@ -200,6 +200,11 @@ def test_a_hop_off_the_design_path_fails(rows: list[CircuitWindowRow]) -> None:
     (failure,) = circuit_path_failures(rows, [MARUT], COMPLETE)
     assert "20 of 30 hops of 10 circuits" in failure.message
     assert "held a window before the exit" in failure.message
+    # The authors' Marut (level 3) is judged as Marut: the exit alone.
+    authors = _variant("tree-backtap-noloss", cc_alg=0, hop_window=1, hop_window_marut=3)
+    (failure,) = circuit_path_failures(rows, [authors], COMPLETE)
+    assert "20 of 30 hops of 10 circuits" in failure.message
+    assert "held a window before the exit" in failure.message
     # No circuit followed from a client at all.
     lost = [dataclasses.replace(r, position=UNLINKED, circuit_name="") for r in rows]
     (failure,) = circuit_path_failures(lost, [BACKTAP], COMPLETE)

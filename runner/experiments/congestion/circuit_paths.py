@@ -2,7 +2,8 @@
 that carried the clients' streams (tor-patches/0009's lines): under
 BackTap every relay of the circuit holds a window for the download
 direction and decides it; under Marut only the exit (the sending end)
-holds one and decides it, and every relay before it hears from its next
+holds one and decides it (at every level of hop_window_marut, the
+authors' included), and every relay before it hears from its next
 hop (RTT samples), since that feedback carries c_diff and the consumed
 count upstream. A hop that held no window, or held one and never decided,
 on a circuit the measured downloads crossed means the mechanism ran off

@@ -30,6 +30,7 @@ MARUT_REMOTE = "Vegas + hop feedback (remote hops)"
 HOP_WINDOW = "hop window"
 HOP_WINDOW_MARUT = "hop window + Marut"
 HOP_WINDOW_MARUT_REMOTE = "hop window + Marut (remote hops)"
+HOP_WINDOW_MARUT_AUTHORS = "hop window + Marut (the authors')"
 # Which congestion estimate each mechanism decides with, for the report.
 ESTIMATES = {
     FIXED: "none: a fixed end-to-end window",
@@ -43,6 +44,9 @@ ESTIMATES = {
     "downstream c_diff) carried up from every hop); middles hold no window",
     HOP_WINDOW_MARUT_REMOTE: "the sending end only: the c_diff carried up from the next hops; "
     "middles hold no window",
+    HOP_WINDOW_MARUT_AUTHORS: "the sending end only, over its first hop: max(its own diff, the "
+    "c_diff carried back) once per first-hop RTT (tor-patches/staged/0010); middles hold no "
+    "window",
 }
 N23_CREDIT = "credit of the next hop's free N2 + N3 cell buffer (N23)"
 PCTCP_OPTION = "MCTorPerCircuit 1"  # tor-patches/0003's per-circuit connections
@@ -59,12 +63,14 @@ def window_of(variant: Variant) -> str:
 
 def hop_window_of(variant: Variant) -> str | None:
     """The hop window a variant's consensus switches on (tor-patches/0007):
-    hop_window=1, with hop_window_marut 1 (own and next hops' estimates) or
-    2 (next hops' only) at the source; None where it is off."""
+    hop_window=1, with hop_window_marut 1 (own and next hops' estimates), 2
+    (next hops' only) or 3 (the authors' window over the first hop) at the
+    source; None where it is off."""
     if variant.consensus.get("hop_window") != 1:
         return None
     marut = variant.consensus.get("hop_window_marut", 0)
-    return {1: HOP_WINDOW_MARUT, 2: HOP_WINDOW_MARUT_REMOTE}.get(marut, HOP_WINDOW)
+    levels = {1: HOP_WINDOW_MARUT, 2: HOP_WINDOW_MARUT_REMOTE, 3: HOP_WINDOW_MARUT_AUTHORS}
+    return levels.get(marut, HOP_WINDOW)
 
 
 def estimate_of(variant: Variant) -> str:
