@@ -16,6 +16,7 @@ import pytest
 
 import runner.experiments
 from runner.analyses.analyze import analyze
+from runner.errors import TableError
 from runner.layout import Layout
 from runner.spec.model import Spec
 from runner.tables.collect import parsed_tables
@@ -135,6 +136,15 @@ def test_import_refuses_a_run_whose_experiment_or_identity_is_unknown(tmp_path: 
     assert done.refused and not done.added
     assert "differs in duration" in done.refused[0]
     assert str(source.experiment_dir / "runs.csv") in done.refused[0]
+
+
+def test_import_of_a_folder_with_no_run_names_it_and_what_was_expected(tmp_path: Path) -> None:
+    spec, source = fixture_results("mctor-small", tmp_path / "src")
+    (source.experiment_dir / "runs.csv").unlink()
+    with pytest.raises(TableError, match="no run found") as caught:
+        import_runs(source.experiment_dir, {spec.name: spec}, tmp_path / "clone", TABLES)
+    assert str(source.experiment_dir) in str(caught.value) and "store/" in str(caught.value)
+    assert not (tmp_path / "clone").exists()
 
 
 def _edit_first_transfer(experiment_dir: Path) -> tuple[str, int]:

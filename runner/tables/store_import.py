@@ -211,6 +211,14 @@ def import_runs(
     none is stored."""
     with unpacked(path) as root:
         found, skipped = candidates(root, tables)
+        if not found and not skipped:
+            # A campaign stores its runs without collecting them, so its
+            # experiment folder alone holds nothing to import.
+            raise TableError(
+                f"{path}: no run found: expected collected runs (an experiment's runs.csv) "
+                f"or a run store ({STORE}/) under it; a campaign's runs are in its results "
+                f"folder's {STORE}/, so give the results folder"
+            )
         refused = refusals(found, specs, results)
         if refused:
             return Imported(refused=refused, skipped=skipped)
