@@ -389,13 +389,28 @@ def cmd_campaign(args: argparse.Namespace) -> int:
         Console().err(f"error: --budget {args.budget}: expected CPU-hours above 0")
         return 2
     specs = args.specs or sorted(str(p) for p in Path(args.configs).glob("*.yaml"))
+    wanted = frozenset(n.strip() for n in (args.claims or "").split(",") if n.strip())
+    if wanted:
+        from runner.experiments import load_spec
+        from runner.workflow.campaign import unknown_claims
+
+        unknown = unknown_claims([load_spec(Path(s)) for s in specs], wanted)
+        if unknown:
+            Console().err(
+                f"error: --claims {args.claims}: {', '.join(unknown)} is no hypothesis of "
+                "these specs, nor a claim one tests (expected a claim id such as T1, or a "
+                "hypothesis name)"
+            )
+            return 2
     options = _run_options(args)
 
     def fits(exp: Experiment) -> None:
         if options.runs_here() and not args.force:
             exp.check_fits(args.max_hosts, options)
 
-    result = campaign(specs, args.budget, args.results, args.backend, options, Console(), fits)
+    result = campaign(
+        specs, args.budget, args.results, args.backend, options, Console(), fits, wanted
+    )
     return result.code
 
 
@@ -412,6 +427,13 @@ def _add_campaign(sub: Subcommands) -> None:
     )
     p.add_argument("--configs", default="configs", help="the specs (default: configs)")
     p.add_argument("--results", default="results", help="results root (default: results)")
+    p.add_argument(
+        "--claims",
+        default=None,
+        metavar="IDS",
+        help="run only for these open claims: claim ids (T1,T2) or hypothesis names, "
+        "comma-separated (default: every open confirmatory claim)",
+    )
     p.add_argument(
         "--backend",
         choices=BACKEND_NAMES,

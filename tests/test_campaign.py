@@ -32,6 +32,7 @@ from runner.workflow.campaign import (
     Seeds,
     Step,
     choose_steps,
+    chosen_claims,
     cpu_per_variant,
     open_claims,
     predicted_cpu,
@@ -39,6 +40,7 @@ from runner.workflow.campaign import (
     run_steps,
     simulated_seconds,
     step_spec,
+    unknown_claims,
     unrun_claims,
 )
 from runner.workflow.campaign_run import HOUR, campaign, next_free_seed
@@ -184,6 +186,19 @@ def test_a_design_with_no_run_is_probed_by_its_cheapest_variant_at_its_first_see
     cheapest = min(claims[0].variants, key=lambda v: simulated_seconds(slow, v))
     assert step.variants == (cheapest,)
     assert probe_step(spec, [], Seeds((), 1)) is None
+
+
+def test_claims_asked_for_by_claim_id_or_hypothesis_name_are_the_only_ones_kept() -> None:
+    spec = fixture_spec("conflux-small-pilot")
+    claims = unrun_claims(spec)
+    assert {c.hypothesis for c in chosen_claims(spec, claims, frozenset({"C2"}))} == {
+        "confluxm-shortens-10mb-further"
+    }
+    by_name = chosen_claims(spec, claims, frozenset({"conflux-shortens-5mb"}))
+    assert [c.hypothesis for c in by_name] == ["conflux-shortens-5mb"]
+    assert chosen_claims(spec, claims, frozenset()) == claims
+    assert chosen_claims(spec, claims, frozenset({"T1"})) == []
+    assert unknown_claims([spec], frozenset({"C1", "T1", "conflux-shortens-5mb"})) == ["T1"]
 
 
 def test_a_step_runs_its_variants_at_its_seed_alone() -> None:
@@ -359,6 +374,27 @@ def test_a_budget_too_small_for_any_step_runs_nothing(
     )
     assert result.ran == [] and made == []
     assert any(line.startswith("campaign: no step fits 0.01 CPU-h") for line in lines)
+
+
+def test_a_campaign_for_one_claim_runs_only_the_variants_it_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec, clone, made, lines = faked_clone(tmp_path, monkeypatch)
+    spec_path = FIXTURES / PILOT / "spec.yaml"
+    console = Console(lines.append, lines.append)
+    result = campaign(
+        [spec_path], 0.5, clone.root, "shadow", RunOptions(), console, None, frozenset({"C2"})
+    )
+    assert result.ran and made
+    assert {v for v, _ in made} == {"confluxm", "conflux"}
+    assert all(s.claims == ("confluxm-shortens-10mb-further",) for s in result.ran)
+
+    lines.clear()
+    none = campaign(
+        [spec_path], 0.5, clone.root, "shadow", RunOptions(), console, None, frozenset({"T1"})
+    )
+    assert none.ran == []
+    assert any(line == f"{spec.name}: no open confirmatory claim among T1" for line in lines)
 
 
 def test_a_failed_run_is_run_again_and_a_complete_one_is_not(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from runner.bench import profile, report, scaling, shadow_options, speed
 from runner.cli import build_parser, main
 from runner.tools import toolbuild, torbuild
 from runner.tools.upstream import BUILDS
-from tests.conftest import ROOT
+from tests.conftest import FIXTURES, ROOT
 
 
 def _help(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
@@ -167,3 +167,12 @@ def test_the_makefile_calls_runner_verbs_that_parse() -> None:
         "regress",
         "campaign",
     } <= verbs
+
+
+def test_a_campaign_for_a_claim_no_spec_tests_is_refused_naming_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    spec = str(FIXTURES / "conflux-small-pilot" / "spec.yaml")
+    assert main(["campaign", "--budget", "1", "--claims", "C1,T9", spec]) == 2
+    err = capsys.readouterr().err
+    assert "--claims C1,T9: T9 is no hypothesis of these specs" in err

@@ -86,6 +86,26 @@ def unrun_claims(spec: Spec) -> list[OpenClaim]:
     ]
 
 
+def chosen_claims(
+    spec: Spec, claims: Sequence[OpenClaim], wanted: frozenset[str]
+) -> list[OpenClaim]:
+    """The claims among ``claims`` a user asked for: by hypothesis name or
+    by the id of the published claim it tests (T1, B7); every claim where
+    ``wanted`` is empty."""
+    if not wanted:
+        return list(claims)
+    tests = {h.name: h.claim.id for h in spec.hypotheses if h.claim is not None}
+    return [c for c in claims if c.hypothesis in wanted or tests.get(c.hypothesis) in wanted]
+
+
+def unknown_claims(specs: Sequence[Spec], wanted: frozenset[str]) -> list[str]:
+    """The names in ``wanted`` that no hypothesis of ``specs`` has, nor the
+    claim any of them tests."""
+    known = {h.name for s in specs for h in s.hypotheses}
+    known |= {h.claim.id for s in specs for h in s.hypotheses if h.claim is not None}
+    return sorted(wanted - known)
+
+
 def with_references(spec: Spec, names: Iterable[str]) -> tuple[str, ...]:
     """``names`` and the variants they measure consensus parameters from
     (``consensus_from``, on the same seed), which run at the seed too."""

@@ -30,6 +30,7 @@ from runner.workflow.campaign import (
     Seeds,
     Step,
     choose_steps,
+    chosen_claims,
     open_claims,
     predicted_cpu,
     probe_step,
@@ -83,8 +84,11 @@ def campaign_seeds(spec: Spec, layout: Layout) -> Seeds:
     return Seeds(spec.seeds, next_free_seed(spec, layout), variants_at_seeds(spec, layout))
 
 
-def plan_experiment(exp: Experiment, console: Console) -> Planned | None:
-    """The experiment's open claims, CPU per variant and next seed, from its
+def plan_experiment(
+    exp: Experiment, console: Console, wanted: frozenset[str] = frozenset()
+) -> Planned | None:
+    """The experiment's open claims (those in ``wanted``, by hypothesis or
+    claim id, where it names any), CPU per variant and next seed, from its
     answers today; None (saying why) where it has nothing to run for."""
     from runner.analyses.answers import answers
     from runner.experiments import TABLES
@@ -98,12 +102,19 @@ def plan_experiment(exp: Experiment, console: Console) -> Planned | None:
     spec, layout = exp.analysed_spec(), exp.layout
     refresh(spec, layout, parsed_tables(TABLES))
     if not layout.transfers_csv.is_file():
-        claims = unrun_claims(spec)
+        claims = chosen_claims(spec, unrun_claims(spec), wanted)
+        if not claims:
+            console.out(f"{name}: no confirmatory claim among {', '.join(sorted(wanted))}")
+            return None
         console.out(f"{name}: no runs yet: a probe run prices its seeds")
         return Planned(exp, spec, claims, {}, campaign_seeds(spec, layout))
     claims = open_claims(spec, answers(spec, layout, TRANSFERS.read(layout.transfers_csv)))
     if not claims:
         console.out(f"{name}: every confirmatory claim has a verdict (or it tests none)")
+        return None
+    claims = chosen_claims(spec, claims, wanted)
+    if not claims:
+        console.out(f"{name}: no open confirmatory claim among {', '.join(sorted(wanted))}")
         return None
     cpu = predicted_cpu(spec, (s.row for s in run_sources(spec, layout)))
     opened = ", ".join(f"{c.hypothesis} ({c.seeds} seeds, ~{c.seeds_needed})" for c in claims)
@@ -132,9 +143,11 @@ def campaign(
     options: RunOptions,
     console: Console,
     fits: Callable[[Experiment], None] | None = None,
+    wanted: frozenset[str] = frozenset(),
 ) -> CampaignResult:
     """Choose the steps over ``specs`` within ``budget_h`` CPU-hours and run
-    them; an experiment ``fits`` refuses (raises RunError: too large for
+    them, for the open claims ``wanted`` names (by hypothesis or claim id;
+    all where it is empty); an experiment ``fits`` refuses (raises RunError: too large for
     where its runs go) is left out, saying why, before any run starts.
     Once the chosen steps have run, the choice is made again from the
     answers and the budget left (runs cost other than predicted, and a
@@ -145,7 +158,7 @@ def campaign(
     paths: dict[str, str] = {}  # experiment -> its spec's path
     while True:
         found, seen = _campaign_pass(
-            specs, budget_s, spent, results, backend, options, console, fits
+            specs, budget_s, spent, results, backend, options, console, fits, wanted
         )
         paths |= seen
         ran += found.ran
@@ -167,13 +180,14 @@ def _campaign_pass(
     options: RunOptions,
     console: Console,
     fits: Callable[[Experiment], None] | None,
+    wanted: frozenset[str],
 ) -> tuple[CampaignResult, dict[str, str]]:
     """One choice of steps within what is left of the budget, and its run;
     with each planned experiment's spec path."""
     planned: dict[str, Planned] = {}
     for path in specs:
         exp = Experiment.load(path, results, backend, console=console)
-        found = plan_experiment(exp, console)
+        found = plan_experiment(exp, console, wanted)
         if found is not None and _fits(exp, fits, console):
             planned[exp.written.name] = found
     # A design no run prices yet runs its probe first; the choice is then
