@@ -42,6 +42,7 @@ from runner.workflow.campaign import (
     step_spec,
     unknown_claims,
     unrun_claims,
+    with_references,
 )
 from runner.workflow.campaign_run import HOUR, campaign, next_free_seed
 from runner.workflow.results import RunResult
@@ -96,6 +97,18 @@ def test_a_design_in_rounds_draws_no_seed_for_a_futile_claim_or_past_its_max() -
     # closed: the design cannot decide it, or it has had every seed
     assert open_claims(spec, [answer(4, 107, futile=True)]) == []
     assert open_claims(spec, [answer(7, 8)]) == []
+    # A seed whose ratio is undefined (nothing done on either side) counts
+    # towards the max: a claim with no estimate is not drawn seeds forever.
+    variants = set(with_references(spec, h.variants))
+    ran = {seed: set(variants) for seed in range(1, 6)}
+    (found,) = open_claims(spec, [answer(0, 7)], ran)
+    assert found.seeds == 0 and found.short == 2
+    ran |= {6: set(variants), 7: set(variants)}
+    assert open_claims(spec, [answer(0, 7)], ran) == []
+    # A seed lacking one of its variants is not one it had.
+    ran[7] = set(variants) - {h.variant}
+    (found,) = open_claims(spec, [answer(0, 7)], ran)
+    assert found.short == 1
 
 
 def test_an_experiment_with_no_recorded_cpu_is_left_out() -> None:

@@ -47,14 +47,20 @@ class OpenClaim:
         return max(0, self.seeds_needed - self.seeds)
 
 
-def open_claims(spec: Spec, found: Sequence[Answer]) -> list[OpenClaim]:
+def open_claims(
+    spec: Spec, found: Sequence[Answer], ran: Mapping[int, set[str]] | None = None
+) -> list[OpenClaim]:
     """The spec's confirmatory hypotheses not yet decided, with the seeds
     each needs: its answer's ``seeds_needed`` where the spread is known,
     else the fewest an interval needs, and never fewer than the seeds of
     the design's first look (``decide_from``). A design in rounds draws no
     seed past its ``max``: a claim it cannot decide there (futile) or that
-    has had them all is closed, as the rounds close it. The one place the
-    campaign reads the statistics' rule."""
+    has had them all is closed, as the rounds close it. The seeds it has had
+    are those its estimate rests on, or where more, the seeds at which every
+    variant it reads ran (``ran``: the variants at each seed): a seed whose
+    ratio is undefined (no bulk download done on either side) still counts
+    towards the max, so such a claim is not drawn seeds without end. The
+    one place the campaign reads the statistics' rule."""
     claims = []
     rounds = spec.seed_rounds
     # A confirmatory look decides nothing before the design's first look.
@@ -64,12 +70,13 @@ def open_claims(spec: Spec, found: Sequence[Answer]) -> list[OpenClaim]:
         if a.family != CONFIRMATORY or (not a.too_few and a.verdict != UNDETERMINED):
             continue
         have = a.estimate.n
-        if a.futile or (most is not None and have >= most):
+        variants = with_references(spec, a.hypothesis.variants)
+        drawn = sum(1 for at in (ran or {}).values() if set(variants) <= at)
+        if a.futile or (most is not None and max(have, drawn) >= most):
             continue
         needed = max(a.seeds_needed or 0, MIN_INTERVAL_SEEDS, first_look, have + 1)
-        if most is not None:
-            needed = min(needed, most)
-        variants = with_references(spec, a.hypothesis.variants)
+        if most is not None:  # no more seeds than the max leaves
+            needed = min(needed, most, have + most - drawn)
         claims.append(OpenClaim(spec.name, a.hypothesis.name, have, needed, variants))
     return claims
 

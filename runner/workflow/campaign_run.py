@@ -108,7 +108,9 @@ def plan_experiment(
             return None
         console.out(f"{name}: no runs yet: a probe run prices its seeds")
         return Planned(exp, spec, claims, {}, campaign_seeds(spec, layout))
-    claims = open_claims(spec, answers(spec, layout, TRANSFERS.read(layout.transfers_csv)))
+    seeds = campaign_seeds(spec, layout)
+    found = answers(spec, layout, TRANSFERS.read(layout.transfers_csv))
+    claims = open_claims(spec, found, seeds.present)
     if not claims:
         console.out(f"{name}: every confirmatory claim has a verdict (or it tests none)")
         return None
@@ -121,7 +123,7 @@ def plan_experiment(
     console.out(f"{name}: open: {opened}")
     if not cpu:
         console.out(f"{name}: no run recorded its CPU: a probe run prices its seeds")
-    return Planned(exp, spec, claims, cpu, campaign_seeds(spec, layout))
+    return Planned(exp, spec, claims, cpu, seeds)
 
 
 def step_cpu(planned: Planned, step: Step) -> float:
