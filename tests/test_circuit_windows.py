@@ -205,6 +205,14 @@ def test_a_hop_off_the_design_path_fails(rows: list[CircuitWindowRow]) -> None:
     (failure,) = circuit_path_failures(rows, [authors], COMPLETE)
     assert "20 of 30 hops of 10 circuits" in failure.message
     assert "held a window before the exit" in failure.message
+    # A closed circuit's last line says every relay held a window (tor has
+    # dropped its next hop by then): read as unknown, not as off the path.
+    # The same circuits open say it.
+    closed = [dataclasses.replace(r, closed=1) for r in rows]
+    assert circuit_path_failures(closed, [authors], COMPLETE) == []
+    opened = [dataclasses.replace(r, closed=0) for r in rows]
+    (failure,) = circuit_path_failures(opened, [authors], COMPLETE)
+    assert "20 of 30 hops of 10 circuits" in failure.message
     # No circuit followed from a client at all.
     lost = [dataclasses.replace(r, position=UNLINKED, circuit_name="") for r in rows]
     (failure,) = circuit_path_failures(lost, [BACKTAP], COMPLETE)
