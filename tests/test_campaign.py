@@ -90,8 +90,11 @@ def test_a_design_in_rounds_draws_no_seed_for_a_futile_claim_or_past_its_max() -
         return Answer(h, est, UNDETERMINED, seeds_needed=needed, futile=futile)
 
     # open, and asking for no more than the design's max
+    (found,) = open_claims(spec, [answer(4, 5)])
+    assert (found.seeds, found.seeds_needed, found.short) == (4, 5, 1)
+    # Verdicts come at looks (3, 5, 7): a need of 6 waits for the look at 7.
     (found,) = open_claims(spec, [answer(4, 6)])
-    assert (found.seeds, found.seeds_needed, found.short) == (4, 6, 2)
+    assert (found.seeds_needed, found.short) == (7, 3)
     (found,) = open_claims(spec, [answer(5, 9)])  # before futility is known
     assert found.seeds_needed == 7
     # closed: the design cannot decide it, or it has had every seed
@@ -109,6 +112,14 @@ def test_a_design_in_rounds_draws_no_seed_for_a_futile_claim_or_past_its_max() -
     ran[7] = set(variants) - {h.variant}
     (found,) = open_claims(spec, [answer(0, 7)], ran)
     assert found.short == 1
+
+
+def test_a_claim_needs_the_seeds_of_the_first_look_that_decides() -> None:
+    data = yaml.safe_load(CI_SMALL.read_text())
+    data["seeds"] = {"min": 2, "max": 14, "step": 4, "decide_from": 7}
+    spec = parse_spec(data, "x.yaml")  # looks at 2, 6, 10, 14; deciding from 10
+    (claim,) = unrun_claims(spec)
+    assert claim.seeds_needed == 10
 
 
 def test_an_experiment_with_no_recorded_cpu_is_left_out() -> None:

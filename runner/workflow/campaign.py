@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 
 from runner.analyses.answers import CONFIRMATORY, MIN_INTERVAL_SEEDS, UNDETERMINED, Answer
 from runner.analyses.family import family
+from runner.analyses.sequential import SequentialDesign
 from runner.console import Console
 from runner.spec.model import Spec
 from runner.tables.runs import RunRow
@@ -47,6 +48,17 @@ class OpenClaim:
         return max(0, self.seeds_needed - self.seeds)
 
 
+def at_a_look(spec: Spec, seeds: int) -> int:
+    """The seeds of the design's first deciding look at or after ``seeds``
+    (verdicts come only at looks: a design with looks at 2, 6, 10 and 14
+    that decides from 7 first decides at 10); ``seeds`` where the design
+    has no rounds, the last look past them."""
+    design = SequentialDesign.of(spec)
+    if design is None:
+        return seeds
+    return next((n for n in design.looks if n >= seeds), design.looks[-1])
+
+
 def open_claims(
     spec: Spec, found: Sequence[Answer], ran: Mapping[int, set[str]] | None = None
 ) -> list[OpenClaim]:
@@ -63,8 +75,6 @@ def open_claims(
     one place the campaign reads the statistics' rule."""
     claims = []
     rounds = spec.seed_rounds
-    # A confirmatory look decides nothing before the design's first look.
-    first_look = rounds.decide_from if rounds is not None else 0
     most = rounds.max if rounds is not None else None
     for a in found:
         if a.family != CONFIRMATORY or (not a.too_few and a.verdict != UNDETERMINED):
@@ -74,7 +84,7 @@ def open_claims(
         drawn = sum(1 for at in (ran or {}).values() if set(variants) <= at)
         if a.futile or (most is not None and max(have, drawn) >= most):
             continue
-        needed = max(a.seeds_needed or 0, MIN_INTERVAL_SEEDS, first_look, have + 1)
+        needed = at_a_look(spec, max(a.seeds_needed or 0, MIN_INTERVAL_SEEDS, have + 1))
         if most is not None:  # no more seeds than the max leaves
             needed = min(needed, most, have + most - drawn)
         claims.append(OpenClaim(spec.name, a.hypothesis.name, have, needed, variants))
@@ -84,8 +94,7 @@ def open_claims(
 def unrun_claims(spec: Spec) -> list[OpenClaim]:
     """Before any run of the design: every confirmatory hypothesis, each
     needing the seeds of the design's first look."""
-    first_look = spec.seed_rounds.decide_from if spec.seed_rounds is not None else 0
-    needed = max(MIN_INTERVAL_SEEDS, first_look)
+    needed = at_a_look(spec, MIN_INTERVAL_SEEDS)
     return [
         OpenClaim(spec.name, h.name, 0, needed, with_references(spec, h.variants))
         for h in spec.hypotheses
