@@ -27,7 +27,7 @@ from runner.execute.by_backend import execution
 from runner.execute.cpu_claims import claimed_cpus, holder
 from runner.execute.generation import Generate, Generators, in_this_process
 from runner.execute.local import processes as local_run
-from runner.execute.local.procs import kill_all
+from runner.execute.local.procs import allow_starts, kill_all
 from runner.execute.placement import OFF, OWN_CPUS, CpuSlots, Placement, usable_cpus, without
 from runner.execute.progress import Progress
 from runner.layout import Layout, stale_path
@@ -262,6 +262,7 @@ def _run_here(
     slots = CpuSlots(placement)
     pin = placement.pinning != OFF
     generators = Generators(placement.jobs)
+    allow_starts()
 
     def one(task: RunTask) -> RunOutcome:
         with slots.take() as cpus:

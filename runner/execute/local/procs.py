@@ -24,6 +24,10 @@ _PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)
 _registry: set[subprocess.Popen[Any]] = set()
 _registry_lock = threading.Lock()
+# Set by kill_all: a process registered after it (a run that was still
+# generating its files when the interrupt came) is stopped as it starts,
+# so that no run goes on behind an interrupted runner.
+_stopping = threading.Event()
 
 
 def _die_with_parent() -> None:  # runs in the child, before exec
@@ -43,10 +47,18 @@ def _stop(procs: list[subprocess.Popen[Any]], grace: float) -> None:
             proc.wait()
 
 
-def register(proc: subprocess.Popen[Any]) -> None:
-    """Let ``kill_all`` stop a process started elsewhere (Shadow)."""
+def _track(proc: subprocess.Popen[Any]) -> None:
     with _registry_lock:
         _registry.add(proc)
+        stopping = _stopping.is_set()
+    if stopping:
+        _stop([proc], grace=3.0)
+
+
+def register(proc: subprocess.Popen[Any]) -> None:
+    """Let ``kill_all`` stop a process started elsewhere (Shadow); one
+    started after ``kill_all`` is stopped at once."""
+    _track(proc)
 
 
 def unregister(proc: subprocess.Popen[Any]) -> None:
@@ -67,10 +79,17 @@ def process_cpu_seconds(pid: int) -> float | None:
 
 
 def kill_all() -> None:
-    """Stop every process any set started (for an interrupted runner)."""
+    """Stop every process any set started (for an interrupted runner), and
+    every one started after, until ``allow_starts``."""
     with _registry_lock:
+        _stopping.set()
         procs = list(_registry)
     _stop(procs, grace=3.0)
+
+
+def allow_starts() -> None:
+    """Let processes run again after ``kill_all`` (a new batch of runs)."""
+    _stopping.clear()
 
 
 class ProcessSet:
@@ -98,9 +117,8 @@ class ProcessSet:
                 preexec_fn=_die_with_parent,
                 env=(os.environ | env) if env else None,
             )
-        with _registry_lock:
-            _registry.add(proc)
         self.procs.append((name, proc))
+        _track(proc)
         return proc
 
     def exited(self) -> list[tuple[str, int]]:
