@@ -47,18 +47,14 @@ def _stop(procs: list[subprocess.Popen[Any]], grace: float) -> None:
             proc.wait()
 
 
-def _track(proc: subprocess.Popen[Any]) -> None:
+def register(proc: subprocess.Popen[Any]) -> None:
+    """Let ``kill_all`` stop a process (Shadow's, or a set's); one started
+    after ``kill_all`` is stopped at once."""
     with _registry_lock:
         _registry.add(proc)
         stopping = _stopping.is_set()
     if stopping:
         _stop([proc], grace=3.0)
-
-
-def register(proc: subprocess.Popen[Any]) -> None:
-    """Let ``kill_all`` stop a process started elsewhere (Shadow); one
-    started after ``kill_all`` is stopped at once."""
-    _track(proc)
 
 
 def unregister(proc: subprocess.Popen[Any]) -> None:
@@ -118,7 +114,7 @@ class ProcessSet:
                 env=(os.environ | env) if env else None,
             )
         self.procs.append((name, proc))
-        _track(proc)
+        register(proc)
         return proc
 
     def exited(self) -> list[tuple[str, int]]:
